@@ -1,0 +1,199 @@
+package flashtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
+
+// source drives the operation generator: a seeded PRNG or fuzz bytes.
+type source interface {
+	intn(n int) int
+	done() bool
+}
+
+type randSource struct{ r *rand.Rand }
+
+func (s randSource) intn(n int) int { return s.r.IntN(n) }
+func (s randSource) done() bool     { return false }
+
+type byteSource struct {
+	b   []byte
+	end bool
+}
+
+func (s *byteSource) intn(n int) int {
+	if len(s.b) == 0 {
+		s.end = true
+		return 0
+	}
+	v := int(s.b[0])
+	s.b = s.b[1:]
+	if n > 256 && len(s.b) > 0 {
+		v = v<<8 | int(s.b[0])
+		s.b = s.b[1:]
+	}
+	return v % n
+}
+func (s *byteSource) done() bool { return s.end }
+
+// differential applies generated operations to an index and to the model and
+// compares them after every query.
+type differential struct {
+	t       testing.TB
+	idx     flash.Index
+	ref     *model.Model
+	src     source
+	prompts []Prompt
+	workers []flash.Worker
+	sc, rsc flash.Scores
+	step    int
+}
+
+// alphabet is small so that different prefixes put the same chunk at the same
+// position often (multi entries), and includes local hash 0.
+var alphabet = []flash.LocalHash{0, L(1), L(2), L(3)}
+
+func newDifferential(t testing.TB, f Factory, src source, seed uint64) *differential {
+	c := flash.DefaultConfig()
+	c.MaxWorkers = 9 // fewer than the workers used: ErrTooManyWorkers and slot reuse happen
+	c.MaxDepth = 400
+	d := &differential{t: t, idx: f(t, c), ref: model.New(c), src: src}
+	t.Cleanup(func() { _ = d.idx.Close() })
+	r := rand.New(rand.NewPCG(seed, 99))
+	pick := func() flash.LocalHash { return alphabet[r.IntN(len(alphabet))] }
+	for i := 0; i < 10; i++ {
+		var p Prompt
+		if i > 0 {
+			base := d.prompts[r.IntN(len(d.prompts))]
+			p = append(p, base[:r.IntN(len(base))]...)
+		}
+		n := 5 + r.IntN(60)
+		if i == 3 {
+			n = 330 // crosses several jumps
+		}
+		for len(p) < n {
+			p = append(p, pick())
+		}
+		d.prompts = append(d.prompts, p)
+	}
+	for id := uint64(1); id <= 6; id++ {
+		d.workers = append(d.workers, flash.Worker{ID: id}, flash.Worker{ID: id, DPRank: 1})
+	}
+	return d
+}
+
+func (d *differential) run(maxOps int) {
+	for d.step = 0; d.step < maxOps && !d.src.done(); d.step++ {
+		w := d.workers[d.src.intn(len(d.workers))]
+		p := d.prompts[d.src.intn(len(d.prompts))]
+		switch op := d.src.intn(100); {
+		case op < 45:
+			d.event(d.storeEvent(w, p))
+		case op < 60:
+			hs := make([]flash.ExternalHash, 1+d.src.intn(3))
+			for i := range hs {
+				q := d.prompts[d.src.intn(len(d.prompts))]
+				hs[i] = q.Hash(d.src.intn(len(q)), uint64(d.src.intn(4)/3))
+			}
+			d.event(flash.RemovedEvent(w, hs...))
+		case op < 63:
+			d.event(flash.ClearedEvent(w))
+		case op < 65:
+			ea, eb := d.idx.RemoveWorker(w.ID), d.ref.RemoveWorker(w.ID)
+			if (ea == nil) != (eb == nil) {
+				d.t.Fatalf("step %d: RemoveWorker(%d): %v, model %v", d.step, w.ID, ea, eb)
+			}
+		case op < 67:
+			d.event(flash.Event{Kind: flash.EventKind(d.src.intn(5)), Worker: w})
+		default:
+			d.query(p)
+		}
+	}
+	d.query(d.prompts[3])
+	d.compareCounts()
+}
+
+func (d *differential) storeEvent(w flash.Worker, p Prompt) flash.Event {
+	from := 0
+	if d.src.intn(2) == 0 {
+		from = d.src.intn(len(p))
+	}
+	to := min(len(p), from+1+d.src.intn(40))
+	salt := uint64(d.src.intn(10) / 9)
+	ev := p.StoreEvent(w, from, to, salt)
+	if from > 0 && d.src.intn(8) == 0 {
+		ev.Parent = p.Hash(from-1, 1-salt) // often unknown
+	}
+	if d.src.intn(20) == 0 { // a hash that is also used at other positions
+		ev.Blocks[d.src.intn(len(ev.Blocks))].Hash = flash.ExternalHash(d.src.intn(4))
+	}
+	return ev
+}
+
+func (d *differential) event(ev flash.Event) {
+	ea, eb := d.idx.Apply(ev), d.ref.Apply(ev)
+	if ea != nil && ea != eb {
+		d.t.Fatalf("step %d: Apply(%v of %v) = %v, model says %v", d.step, ev.Kind, ev.Worker, ea, eb)
+	}
+}
+
+func (d *differential) query(p Prompt) {
+	q := append(Prompt{}, p...)
+	if len(q) > 0 && d.src.intn(3) == 0 {
+		q[d.src.intn(len(q))] = alphabet[d.src.intn(len(alphabet))]
+	}
+	if d.src.intn(3) == 0 {
+		q = q[:d.src.intn(len(q)+1)]
+	}
+	qq := flash.Query{Locals: q}
+	if d.src.intn(2) == 0 {
+		qq.Seqs = q.Seq()
+	}
+	d.idx.Flush()
+	d.idx.FindMatches(qq, &d.sc)
+	d.ref.FindMatches(qq, &d.rsc)
+	d.sc.Sort()
+	d.rsc.Sort()
+	if !slices.Equal(d.sc.Matches, d.rsc.Matches) {
+		d.t.Fatalf("step %d: query of %d blocks (seqs=%v):\n got   %v\n model %v", d.step, len(q), qq.Seqs != nil, d.sc.Matches, d.rsc.Matches)
+	}
+	if a, b := d.idx.Stats(), d.ref.Stats(); a != b {
+		d.t.Fatalf("step %d: stats differ:\n got   %+v\n model %+v", d.step, a, b)
+	}
+}
+
+func (d *differential) compareCounts() {
+	d.idx.Flush()
+	for _, w := range d.workers {
+		if a, b := d.idx.BlockCount(w), d.ref.BlockCount(w); a != b {
+			d.t.Fatalf("BlockCount(%v) = %d, model %d", w, a, b)
+		}
+	}
+}
+
+// RandomDifferential applies n seeded random events and queries to an index
+// made by f and to the model, comparing every answer, the counters and the
+// block counts.
+func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
+	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
+		newDifferential(t, f, src, seed).run(n)
+	})
+}
+
+// FuzzOps decodes data into events and queries, applies them to an index made
+// by f and to the model, and fails on the first difference. Call it from a
+// fuzz target:
+//
+//	func FuzzConformance(f *testing.F) {
+//		f.Add([]byte{...})
+//		f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOps(t, factory, data) })
+//	}
+func FuzzOps(t *testing.T, f Factory, data []byte) {
+	newDifferential(t, f, &byteSource{b: data}, 1).run(1 << 20)
+}

@@ -1,0 +1,133 @@
+package flash
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Seed is the XXH3 seed of local and sequence hashes (Dynamo's router uses it).
+const Seed uint64 = 1337
+
+// LoRASeed returns the local-hash seed for blocks computed under a LoRA adapter:
+// Seed + XXH3-64(name), wrapping. The empty name is the base model: Seed.
+func LoRASeed(name string) uint64 {
+	if name == "" {
+		return Seed
+	}
+	return Seed + xxh3.HashString(name)
+}
+
+// littleEndian reports whether uint32 tokens are laid out in memory as the
+// little-endian bytes the hash is defined over, so they can be hashed in place.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// HashTokens returns the local hash of one block: XXH3-64 with seed over the
+// tokens as little-endian uint32 bytes. It allocates nothing on little-endian
+// machines; elsewhere use a TokenHasher, which reuses a buffer.
+func HashTokens(tokens []uint32, seed uint64) LocalHash {
+	if littleEndian {
+		return LocalHash(xxh3.HashSeed(tokenBytes(tokens), seed))
+	}
+	return LocalHash(xxh3.HashSeed(appendTokens(nil, tokens), seed))
+}
+
+func tokenBytes(tokens []uint32) []byte {
+	if len(tokens) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&tokens[0])), 4*len(tokens))
+}
+
+func appendTokens(dst []byte, tokens []uint32) []byte {
+	for _, t := range tokens {
+		dst = binary.LittleEndian.AppendUint32(dst, t)
+	}
+	return dst
+}
+
+// Chain returns the sequence hash of a block whose parent has sequence hash
+// prev: XXH3-64(le64(prev) ‖ le64(local)) with Seed, as Dynamo's router
+// computes it. The first block's sequence hash is its local hash.
+func Chain(prev SeqHash, local LocalHash) SeqHash {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(prev))
+	binary.LittleEndian.PutUint64(b[8:], uint64(local))
+	return SeqHash(xxh3.HashSeed(b[:], Seed))
+}
+
+// ChainLocals appends to dst the sequence hashes of locals, a prefix from
+// position 0, and returns the extended slice.
+func ChainLocals(dst []SeqHash, locals []LocalHash) []SeqHash {
+	var prev SeqHash
+	for i, l := range locals {
+		if i == 0 {
+			prev = SeqHash(l)
+		} else {
+			prev = Chain(prev, l)
+		}
+		dst = append(dst, prev)
+	}
+	return dst
+}
+
+// TokenHasher turns token ids into block hashes the way a router does. A
+// partial last block is not hashed. It is not safe for concurrent use; give
+// each goroutine its own. With reused destination slices it allocates nothing.
+type TokenHasher struct {
+	blockSize int
+	seed      uint64
+	buf       []byte // token bytes on big-endian machines
+}
+
+// NewTokenHasher returns a hasher for blocks of blockSize tokens under the LoRA
+// adapter lora ("" for the base model). It panics if blockSize < 1, a
+// programming error.
+func NewTokenHasher(blockSize int, lora string) *TokenHasher {
+	if blockSize < 1 {
+		panic("flash: NewTokenHasher: block size must be positive")
+	}
+	return &TokenHasher{blockSize: blockSize, seed: LoRASeed(lora)}
+}
+
+// BlockSize returns the number of tokens per block.
+func (h *TokenHasher) BlockSize() int { return h.blockSize }
+
+func (h *TokenHasher) block(tokens []uint32) LocalHash {
+	if littleEndian {
+		return LocalHash(xxh3.HashSeed(tokenBytes(tokens), h.seed))
+	}
+	h.buf = appendTokens(h.buf[:0], tokens)
+	return LocalHash(xxh3.HashSeed(h.buf, h.seed))
+}
+
+// LocalHashes appends the local hashes of the full blocks of tokens to dst.
+func (h *TokenHasher) LocalHashes(dst []LocalHash, tokens []uint32) []LocalHash {
+	for len(tokens) >= h.blockSize {
+		dst = append(dst, h.block(tokens[:h.blockSize]))
+		tokens = tokens[h.blockSize:]
+	}
+	return dst
+}
+
+// Query fills q from tokens in one pass: the local hash and the sequence hash
+// of every full block. It reuses the capacity of q.Locals and q.Seqs.
+func (h *TokenHasher) Query(q *Query, tokens []uint32) {
+	q.Locals, q.Seqs = q.Locals[:0], q.Seqs[:0]
+	var prev SeqHash
+	for i := 0; len(tokens) >= h.blockSize; i++ {
+		l := h.block(tokens[:h.blockSize])
+		tokens = tokens[h.blockSize:]
+		if i == 0 {
+			prev = SeqHash(l)
+		} else {
+			prev = Chain(prev, l)
+		}
+		q.Locals = append(q.Locals, l)
+		q.Seqs = append(q.Seqs, prev)
+	}
+}

@@ -1,0 +1,107 @@
+package flash
+
+// Index is what every backend implements: the Flash indexer, the reference
+// model and the baselines. The conformance suite in flash/flashtest tests any
+// Index against the semantics in the package documentation.
+type Index interface {
+	// Apply hands one event to the index. The index copies what it needs
+	// before returning. An index that applies events on writer goroutines
+	// returns only admission errors (ErrClosed, malformed events it can see
+	// without state); rejections found later are counted in Stats. A
+	// synchronous index returns every rejection.
+	Apply(ev Event) error
+	// FindMatches writes into dst (after resetting it) the depth of every
+	// worker that holds a prefix of q.
+	FindMatches(q Query, dst *Scores)
+	// RemoveWorker drops every DP rank of worker id.
+	RemoveWorker(id uint64) error
+	// BlockCount returns the number of blocks w holds.
+	BlockCount(w Worker) int
+	// Flush returns once every event accepted before the call is applied.
+	Flush()
+	// Stats returns a snapshot of the index's counters.
+	Stats() Stats
+	// Close drains and stops the index; later calls return ErrClosed.
+	Close() error
+}
+
+// Config holds the settings shared by every backend. Backends ignore the
+// fields that do not apply to them.
+type Config struct {
+	// BlockSize is the engine's tokens per block: Match.Tokens = Depth × BlockSize.
+	BlockSize int
+	// MaxWorkers bounds the number of workers (DP ranks) known at once.
+	MaxWorkers int
+	// MaxDepth bounds block positions: a block at position >= MaxDepth is rejected.
+	MaxDepth int
+	// MaxBatch bounds the blocks (or hashes) of one event.
+	MaxBatch int
+}
+
+// Default settings.
+const (
+	// DefaultBlockSize is vLLM's default block size.
+	DefaultBlockSize = 16
+	// DefaultMaxWorkers: 16 words of worker bitset per slot; published
+	// deployments route across tens to hundreds of ranks.
+	DefaultMaxWorkers = 1024
+	// DefaultMaxDepth: 1M blocks, 16M tokens at block size 16, beyond any
+	// context window served today.
+	DefaultMaxDepth = 1 << 20
+	// DefaultMaxBatch: one event never carries more blocks than one sequence
+	// can hold.
+	DefaultMaxBatch = DefaultMaxDepth
+)
+
+// DefaultConfig returns the default Config.
+func DefaultConfig() Config {
+	return Config{
+		BlockSize:  DefaultBlockSize,
+		MaxWorkers: DefaultMaxWorkers,
+		MaxDepth:   DefaultMaxDepth,
+		MaxBatch:   DefaultMaxBatch,
+	}
+}
+
+// Normalize replaces zero or negative fields with their defaults.
+func (c Config) Normalize() Config {
+	d := DefaultConfig()
+	if c.BlockSize <= 0 {
+		c.BlockSize = d.BlockSize
+	}
+	if c.MaxWorkers <= 0 {
+		c.MaxWorkers = d.MaxWorkers
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = d.MaxDepth
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = d.MaxBatch
+	}
+	return c
+}
+
+// CheckEvent returns the error of an event that is malformed on its own,
+// whatever the index holds: an unknown kind, an empty or oversized batch.
+func (c *Config) CheckEvent(ev *Event) error {
+	switch ev.Kind {
+	case KindStored:
+		if len(ev.Blocks) == 0 {
+			return ErrEmptyEvent
+		}
+		if len(ev.Blocks) > c.MaxBatch {
+			return ErrBatchTooLarge
+		}
+	case KindRemoved:
+		if len(ev.Hashes) == 0 {
+			return ErrEmptyEvent
+		}
+		if len(ev.Hashes) > c.MaxBatch {
+			return ErrBatchTooLarge
+		}
+	case KindCleared:
+	default:
+		return ErrBadKind
+	}
+	return nil
+}

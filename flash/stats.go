@@ -1,0 +1,135 @@
+package flash
+
+import (
+	"errors"
+	"sync/atomic"
+)
+
+// Counter names one statistic. Counters only grow.
+type Counter uint8
+
+const (
+	CounterEventsApplied          Counter = iota // events accepted and applied
+	CounterEventsRejected                        // events rejected whole (sum of the Rejected* counters)
+	CounterBlocksStored                          // blocks newly held by a worker
+	CounterBlocksDuplicate                       // stored blocks the worker already held (idempotent)
+	CounterBlocksRemoved                         // blocks that left a worker through Removed
+	CounterRemovesUnknown                        // removed hashes the worker did not hold (skipped)
+	CounterClears                                // Cleared events applied
+	CounterWorkersRemoved                        // RemoveWorker calls that removed at least one rank
+	CounterRejectedUnknownParent                 // ErrUnknownParent
+	CounterRejectedHashConflict                  // ErrHashConflict
+	CounterRejectedEmpty                         // ErrEmptyEvent
+	CounterRejectedTooLarge                      // ErrBatchTooLarge
+	CounterRejectedTooDeep                       // ErrTooDeep
+	CounterRejectedTooManyWorkers                // ErrTooManyWorkers
+	CounterRejectedBadKind                       // ErrBadKind
+	CounterRejectedClosed                        // ErrClosed
+	CounterRejectedQueueFull                     // ErrQueueFull (TryApply)
+	CounterQueries                               // FindMatches calls
+	CounterQueryBlocks                           // query blocks looked at by FindMatches calls
+	numCounters
+)
+
+// Stats is a snapshot of an index's counters.
+type Stats struct {
+	EventsApplied, EventsRejected   uint64
+	BlocksStored, BlocksDuplicate   uint64
+	BlocksRemoved, RemovesUnknown   uint64
+	Clears, WorkersRemoved          uint64
+	RejectedUnknownParent           uint64
+	RejectedHashConflict            uint64
+	RejectedEmpty, RejectedTooLarge uint64
+	RejectedTooDeep                 uint64
+	RejectedTooManyWorkers          uint64
+	RejectedBadKind                 uint64
+	RejectedClosed                  uint64
+	RejectedQueueFull               uint64
+	Queries, QueryBlocks            uint64
+}
+
+// Counters is a set of atomic counters that any backend can embed. The zero
+// value is ready. Safe for concurrent use; Add allocates nothing.
+type Counters struct {
+	v [numCounters]atomic.Uint64
+}
+
+// Add adds n to counter c.
+func (c *Counters) Add(k Counter, n uint64) {
+	if k < numCounters {
+		c.v[k].Add(n)
+	}
+}
+
+// Get returns counter k.
+func (c *Counters) Get(k Counter) uint64 {
+	if k < numCounters {
+		return c.v[k].Load()
+	}
+	return 0
+}
+
+// Reject counts a rejected event under the counter matching err. Errors that
+// are not this package's rejections are counted as rejected only.
+func (c *Counters) Reject(err error) {
+	c.v[CounterEventsRejected].Add(1)
+	if k, ok := RejectCounter(err); ok {
+		c.v[k].Add(1)
+	}
+}
+
+// RejectCounter returns the counter that counts rejections with err.
+func RejectCounter(err error) (Counter, bool) {
+	switch {
+	case errors.Is(err, ErrUnknownParent):
+		return CounterRejectedUnknownParent, true
+	case errors.Is(err, ErrHashConflict):
+		return CounterRejectedHashConflict, true
+	case errors.Is(err, ErrEmptyEvent):
+		return CounterRejectedEmpty, true
+	case errors.Is(err, ErrBatchTooLarge):
+		return CounterRejectedTooLarge, true
+	case errors.Is(err, ErrTooDeep):
+		return CounterRejectedTooDeep, true
+	case errors.Is(err, ErrTooManyWorkers):
+		return CounterRejectedTooManyWorkers, true
+	case errors.Is(err, ErrBadKind):
+		return CounterRejectedBadKind, true
+	case errors.Is(err, ErrClosed):
+		return CounterRejectedClosed, true
+	case errors.Is(err, ErrQueueFull):
+		return CounterRejectedQueueFull, true
+	}
+	return 0, false
+}
+
+// AddTo adds every counter of c into s.
+func (c *Counters) AddTo(s *Stats) {
+	g := func(k Counter) uint64 { return c.v[k].Load() }
+	s.EventsApplied += g(CounterEventsApplied)
+	s.EventsRejected += g(CounterEventsRejected)
+	s.BlocksStored += g(CounterBlocksStored)
+	s.BlocksDuplicate += g(CounterBlocksDuplicate)
+	s.BlocksRemoved += g(CounterBlocksRemoved)
+	s.RemovesUnknown += g(CounterRemovesUnknown)
+	s.Clears += g(CounterClears)
+	s.WorkersRemoved += g(CounterWorkersRemoved)
+	s.RejectedUnknownParent += g(CounterRejectedUnknownParent)
+	s.RejectedHashConflict += g(CounterRejectedHashConflict)
+	s.RejectedEmpty += g(CounterRejectedEmpty)
+	s.RejectedTooLarge += g(CounterRejectedTooLarge)
+	s.RejectedTooDeep += g(CounterRejectedTooDeep)
+	s.RejectedTooManyWorkers += g(CounterRejectedTooManyWorkers)
+	s.RejectedBadKind += g(CounterRejectedBadKind)
+	s.RejectedClosed += g(CounterRejectedClosed)
+	s.RejectedQueueFull += g(CounterRejectedQueueFull)
+	s.Queries += g(CounterQueries)
+	s.QueryBlocks += g(CounterQueryBlocks)
+}
+
+// Snapshot returns the counters as Stats.
+func (c *Counters) Snapshot() Stats {
+	var s Stats
+	c.AddTo(&s)
+	return s
+}
