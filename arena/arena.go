@@ -1,0 +1,250 @@
+package arena
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Ref addresses a slot. Nil is no slot.
+type Ref uint32
+
+// Nil is the zero Ref.
+const Nil Ref = 0
+
+// Handle names one life of a slot: version << 32 | ref. The zero Handle is nil.
+type Handle uint64
+
+// Ref returns the slot the handle names.
+func (h Handle) Ref() Ref { return Ref(h) }
+
+// Version returns the low 32 bits of the slot version the handle names.
+func (h Handle) Version() uint32 { return uint32(h >> 32) }
+
+// Slot word offsets.
+const (
+	WordVersion = 0
+	WordSeq     = 1
+	WordNext    = 2
+	// Header is the number of words before the worker bits.
+	Header = 3
+)
+
+const (
+	// baseShift: the first slab holds 1<<10 slots, small enough that an empty
+	// index costs tens of KiB, large enough that slab reservations are rare.
+	baseShift = 10
+	// numSlabs covers every uint32 ref: slab k holds 1<<(k+baseShift) slots.
+	numSlabs = 32 - baseShift + 1
+	// chunk is how many slots an Allocator reserves at a time: writers touch
+	// the arena's mutex once per chunk.
+	chunk = 256
+	// poolThreshold: an allocator whose free list grows past this hands a
+	// chunk of it to the shared pool, so slots freed by one writer are reused
+	// by another and memory stays bounded whatever writer frees.
+	poolThreshold = 4 * chunk
+)
+
+// Arena holds slots of a fixed stride.
+type Arena struct {
+	bitWords int
+	stride   int
+	slabs    [numSlabs]atomic.Pointer[uint64]
+
+	mu         sync.Mutex
+	next       uint64   // next global slot index never handed out (under mu)
+	slabCount  int      // slabs reserved (under mu)
+	pool       [][]Ref  // free chunks handed back by allocators (under mu)
+	allocators []*Allocator
+	reserved   atomic.Uint64 // slots in reserved slabs
+}
+
+// New returns an arena whose slots carry a worker set of bitWords words.
+func New(bitWords int) *Arena {
+	if bitWords < 1 {
+		bitWords = 1
+	}
+	return &Arena{bitWords: bitWords, stride: Header + bitWords}
+}
+
+// BitWords returns the words of the worker set of every slot.
+func (a *Arena) BitWords() int { return a.bitWords }
+
+// Stride returns the words per slot.
+func (a *Arena) Stride() int { return a.stride }
+
+// locate maps a ref to its slab and the offset of its slot in that slab.
+func locate(r Ref) (slab int, off uint64) {
+	x := uint64(r) - 1 + 1<<baseShift
+	k := bits.Len64(x) - 1 - baseShift
+	return k, x - 1<<(k+baseShift)
+}
+
+// Slot returns the words of slot r. r must have been handed out by an
+// Allocator of a. Readers touch the words only atomically.
+func (a *Arena) Slot(r Ref) []uint64 {
+	k, off := locate(r)
+	base := a.slabs[k].Load()
+	return unsafe.Slice((*uint64)(unsafe.Add(unsafe.Pointer(base), off*uint64(a.stride)*8)), a.stride)
+}
+
+// Version loads a slot's version.
+func Version(s []uint64) uint64 { return atomic.LoadUint64(&s[WordVersion]) }
+
+// Seq loads a slot's sequence hash.
+func Seq(s []uint64) uint64 { return atomic.LoadUint64(&s[WordSeq]) }
+
+// Next loads a slot's next handle.
+func Next(s []uint64) Handle { return Handle(atomic.LoadUint64(&s[WordNext])) }
+
+// SetNext stores a slot's next handle (writers, serialized by the caller).
+func SetNext(s []uint64, h Handle) { atomic.StoreUint64(&s[WordNext], uint64(h)) }
+
+// Bits returns a slot's worker set words.
+func Bits(s []uint64) []uint64 { return s[Header:] }
+
+// Current reports whether slot s is still in the life h names: the reader's
+// check before and after reading a slot.
+func Current(s []uint64, h Handle) bool {
+	v := Version(s)
+	return v&1 == 0 && uint32(v) == h.Version()
+}
+
+// grow reserves slabs until global index n exists. Called under a.mu.
+func (a *Arena) grow(n uint64) {
+	for {
+		// Global indexes below (2^k - 1)·2^baseShift live in slabs < k.
+		limit := (uint64(1)<<a.slabCount - 1) << baseShift
+		if n < limit {
+			return
+		}
+		if a.slabCount >= numSlabs {
+			panic("arena: out of refs")
+		}
+		slots := uint64(1) << (a.slabCount + baseShift)
+		words := make([]uint64, slots*uint64(a.stride))
+		a.slabs[a.slabCount].Store(&words[0])
+		a.slabCount++
+		a.reserved.Add(slots)
+	}
+}
+
+// Stats describes an arena's memory.
+type Stats struct {
+	SlotBytes     int // bytes per slot
+	ReservedSlots uint64
+	LiveSlots     uint64
+	FreeSlots     uint64 // on free lists, reusable
+	ReservedBytes uint64
+	LiveBytes     uint64
+}
+
+// Stats returns the arena's memory accounting. Counts read while allocators
+// run are approximate.
+func (a *Arena) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := Stats{SlotBytes: a.stride * 8, ReservedSlots: a.reserved.Load()}
+	for _, al := range a.allocators {
+		s.LiveSlots += uint64(al.live.Load())
+		s.FreeSlots += uint64(al.freeN.Load())
+	}
+	for _, p := range a.pool {
+		s.FreeSlots += uint64(len(p))
+	}
+	s.ReservedBytes = s.ReservedSlots * uint64(s.SlotBytes)
+	s.LiveBytes = s.LiveSlots * uint64(s.SlotBytes)
+	return s
+}
+
+// Allocator allocates and frees slots for one writer goroutine.
+type Allocator struct {
+	a        *Arena
+	free     []Ref
+	cur, end uint64 // bump range of global indexes
+	live     atomic.Int64
+	freeN    atomic.Int64
+}
+
+// NewAllocator returns an allocator for one writer.
+func (a *Arena) NewAllocator() *Allocator {
+	al := &Allocator{a: a}
+	a.mu.Lock()
+	a.allocators = append(a.allocators, al)
+	a.mu.Unlock()
+	return al
+}
+
+func (al *Allocator) refill() {
+	a := al.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.pool); n > 0 {
+		al.free = append(al.free, a.pool[n-1]...)
+		a.pool[n-1] = nil
+		a.pool = a.pool[:n-1]
+		return
+	}
+	a.grow(a.next + chunk - 1)
+	al.cur, al.end = a.next, a.next+chunk
+	a.next += chunk
+}
+
+// Alloc returns a live slot holding seq, next and an empty worker set.
+func (al *Allocator) Alloc(seq uint64, next Handle) Handle {
+	var r Ref
+	if n := len(al.free); n > 0 {
+		r = al.free[n-1]
+		al.free = al.free[:n-1]
+	} else {
+		if al.cur == al.end {
+			al.refill()
+			if n := len(al.free); n > 0 {
+				return al.Alloc(seq, next)
+			}
+		}
+		r = Ref(al.cur + 1)
+		al.cur++
+	}
+	s := al.a.Slot(r)
+	v := Version(s)
+	if v&1 == 0 { // a fresh slot: mark it being initialized
+		v++
+		atomic.StoreUint64(&s[WordVersion], v)
+	}
+	atomic.StoreUint64(&s[WordSeq], seq)
+	atomic.StoreUint64(&s[WordNext], uint64(next))
+	for i := Header; i < len(s); i++ {
+		atomic.StoreUint64(&s[i], 0)
+	}
+	v++
+	atomic.StoreUint64(&s[WordVersion], v) // publish
+	al.live.Add(1)
+	al.freeN.Store(int64(len(al.free)))
+	return Handle(uint64(uint32(v))<<32 | uint64(r))
+}
+
+// Free ends the life h names and makes the slot reusable. Readers holding h
+// see the slot as stale from now on. Freeing a handle that is not current
+// does nothing and reports false.
+func (al *Allocator) Free(h Handle) bool {
+	s := al.a.Slot(h.Ref())
+	v := Version(s)
+	if v&1 != 0 || uint32(v) != h.Version() {
+		return false
+	}
+	atomic.StoreUint64(&s[WordVersion], v+1)
+	al.free = append(al.free, h.Ref())
+	al.live.Add(-1)
+	if len(al.free) >= poolThreshold {
+		give := make([]Ref, chunk)
+		copy(give, al.free[len(al.free)-chunk:])
+		al.free = al.free[:len(al.free)-chunk]
+		al.a.mu.Lock()
+		al.a.pool = append(al.a.pool, give)
+		al.a.mu.Unlock()
+	}
+	al.freeN.Store(int64(len(al.free)))
+	return true
+}

@@ -1,0 +1,288 @@
+package arena_test
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
+)
+
+type live struct {
+	seq  uint64
+	next arena.Handle
+	bits map[int]bool
+}
+
+// run applies ops decoded from src to an arena and to a map of live slots,
+// checking after every op.
+func runModel(t testing.TB, bitWords int, next func(n int) int, steps int) {
+	a := arena.New(bitWords)
+	als := []*arena.Allocator{a.NewAllocator(), a.NewAllocator()}
+	ref := map[arena.Handle]*live{}
+	var handles []arena.Handle
+	var dead []arena.Handle
+	seen := map[arena.Ref]arena.Handle{}
+	for step := 0; step < steps; step++ {
+		al := als[next(2)]
+		switch op := next(10); {
+		case op < 4 || len(handles) == 0:
+			seq := uint64(next(1 << 16))
+			h := al.Alloc(seq, arena.Handle(seq*3))
+			if _, ok := ref[h]; ok {
+				t.Fatalf("step %d: handle %x handed out twice", step, h)
+			}
+			if old, ok := seen[h.Ref()]; ok && old.Version() >= h.Version() {
+				t.Fatalf("step %d: slot %d reused with version %d after %d", step, h.Ref(), h.Version(), old.Version())
+			}
+			seen[h.Ref()] = h
+			ref[h] = &live{seq: seq, next: arena.Handle(seq * 3), bits: map[int]bool{}}
+			handles = append(handles, h)
+		case op < 6:
+			i := next(len(handles))
+			h := handles[i]
+			if !al.Free(h) {
+				t.Fatalf("step %d: Free of a live handle failed", step)
+			}
+			delete(ref, h)
+			handles[i] = handles[len(handles)-1]
+			handles = handles[:len(handles)-1]
+			dead = append(dead, h)
+		case op < 8:
+			h := handles[next(len(handles))]
+			b := next(bitWords * 64)
+			bitset.AtomicSet(arena.Bits(a.Slot(h.Ref())), b)
+			ref[h].bits[b] = true
+		case op < 9:
+			h := handles[next(len(handles))]
+			nx := arena.Handle(next(1000))
+			arena.SetNext(a.Slot(h.Ref()), nx)
+			ref[h].next = nx
+		default:
+			if len(dead) > 0 {
+				h := dead[next(len(dead))]
+				if al.Free(h) {
+					t.Fatalf("step %d: double free of %x accepted", step, h)
+				}
+			}
+		}
+		for _, h := range dead {
+			if arena.Current(a.Slot(h.Ref()), h) {
+				t.Fatalf("step %d: dead handle %x still current", step, h)
+			}
+		}
+		for h, l := range ref {
+			s := a.Slot(h.Ref())
+			if !arena.Current(s, h) || arena.Seq(s) != l.seq || arena.Next(s) != l.next {
+				t.Fatalf("step %d: slot %x lost its content", step, h)
+			}
+			if bitset.Count(arena.Bits(s)) != len(l.bits) {
+				t.Fatalf("step %d: slot %x bits", step, h)
+			}
+		}
+	}
+	st := a.Stats()
+	if st.LiveSlots != uint64(len(ref)) {
+		t.Fatalf("LiveSlots %d, want %d", st.LiveSlots, len(ref))
+	}
+	if st.LiveSlots+st.FreeSlots > st.ReservedSlots {
+		t.Fatalf("accounting: %+v", st)
+	}
+}
+
+func TestArena_RandomOps(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := rand.New(rand.NewPCG(seed, 5))
+		runModel(t, int(seed), r.IntN, 3000)
+	}
+}
+
+func FuzzArena(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 4, 4, 9, 9, 0, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		next := func(n int) int {
+			if len(data) == 0 {
+				return 0
+			}
+			v := int(data[0])
+			data = data[1:]
+			return v % n
+		}
+		runModel(t, 2, next, len(data)/2)
+	})
+}
+
+func TestArena_GrowthKeepsSlots(t *testing.T) {
+	a := arena.New(1)
+	al := a.NewAllocator()
+	var hs []arena.Handle
+	for i := 0; i < 100_000; i++ {
+		hs = append(hs, al.Alloc(uint64(i), 0))
+	}
+	for i, h := range hs {
+		if arena.Seq(a.Slot(h.Ref())) != uint64(i) {
+			t.Fatalf("slot %d moved or lost", i)
+		}
+	}
+	if st := a.Stats(); st.ReservedSlots < 100_000 || st.LiveSlots != 100_000 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Freed slots are reused: churn does not grow the arena.
+func TestArena_ChurnBounded(t *testing.T) {
+	a := arena.New(2)
+	al1, al2 := a.NewAllocator(), a.NewAllocator()
+	var hs []arena.Handle
+	for i := 0; i < 10_000; i++ {
+		hs = append(hs, al1.Alloc(1, 0))
+	}
+	before := a.Stats().ReservedSlots
+	for round := 0; round < 50; round++ {
+		// One writer frees, the other allocates: the shared pool moves slots.
+		for i := range hs {
+			al1.Free(hs[i])
+		}
+		for i := range hs {
+			hs[i] = al2.Alloc(2, 0)
+		}
+		al1, al2 = al2, al1
+	}
+	if after := a.Stats().ReservedSlots; after > 2*before+4096 {
+		t.Fatalf("reserved slots grew from %d to %d under churn", before, after)
+	}
+}
+
+// Readers hold handles across frees and reuses: whenever a reader's
+// validation passes, what it read is the content of that life.
+func TestArena_ReadersAcrossReuse(t *testing.T) {
+	a := arena.New(2)
+	const n = 64
+	var table [n]atomic.Uint64 // published handles, as a map would hold them
+	var stop atomic.Bool
+	var writers, readers sync.WaitGroup
+	var mu sync.Mutex // writers serialize slot writes per table entry, as flash does per shard
+	writes := 20_000
+	if testing.Short() || raceEnabled {
+		writes = 3_000
+	}
+	for w := 0; w < 2; w++ {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			al := a.NewAllocator()
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for i := 0; i < writes; i++ {
+				k := r.IntN(n)
+				mu.Lock()
+				old := arena.Handle(table[k].Load())
+				// Content derived from the life: seq = handle, one bit from the handle.
+				h := al.Alloc(0, 0)
+				s := a.Slot(h.Ref())
+				atomic.StoreUint64(&s[arena.WordSeq], uint64(h))
+				bitset.AtomicSet(arena.Bits(s), int(uint64(h)%128))
+				table[k].Store(uint64(h))
+				if old != 0 {
+					al.Free(old)
+				}
+				mu.Unlock()
+				if i%64 == 0 {
+					runtime.Gosched() // let readers interleave on few cores
+				}
+			}
+		}()
+	}
+	var checked, stale atomic.Int64
+	for rd := 0; rd < 2; rd++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for !stop.Load() {
+				for k := range table {
+					h := arena.Handle(table[k].Load())
+					if h == 0 {
+						continue
+					}
+					s := a.Slot(h.Ref())
+					if !arena.Current(s, h) {
+						stale.Add(1)
+						continue
+					}
+					seq := arena.Seq(s)
+					bit := bitset.AtomicTest(arena.Bits(s), int(uint64(h)%128))
+					if !arena.Current(s, h) {
+						stale.Add(1)
+						continue
+					}
+					if seq != uint64(h) || !bit {
+						panic("validated read saw another life's content")
+					}
+					checked.Add(1)
+				}
+			}
+		}()
+	}
+	writers.Wait()
+	stop.Store(true)
+	readers.Wait()
+	if checked.Load() == 0 {
+		t.Fatal("readers validated nothing")
+	}
+	t.Logf("validated reads %d, stale detected %d", checked.Load(), stale.Load())
+}
+
+func TestArena_ZeroAllocs(t *testing.T) {
+	a := arena.New(16)
+	al := a.NewAllocator()
+	h := al.Alloc(1, 0)
+	al.Free(h)
+	if n := testing.AllocsPerRun(1000, func() {
+		h := al.Alloc(7, 0)
+		s := a.Slot(h.Ref())
+		bitset.AtomicSet(arena.Bits(s), 100)
+		_ = arena.Current(s, h)
+		al.Free(h)
+	}); n != 0 {
+		t.Fatalf("%v allocations per alloc/free", n)
+	}
+}
+
+// scannable returns the bytes of heap the garbage collector has to scan.
+func scannable() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// The arena's size does not add to the GC's scan work: slabs are pointer-free.
+func TestArena_GCScanIndependentOfSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 10M slots")
+	}
+	measure := func(slots int) (reserved, scan uint64) {
+		base := scannable()
+		a := arena.New(1)
+		al := a.NewAllocator()
+		for i := 0; i < slots; i++ {
+			al.Alloc(uint64(i), 0)
+		}
+		scan = scannable() - min(base, scannable())
+		reserved = a.Stats().ReservedBytes
+		runtime.KeepAlive(a)
+		return reserved, scan
+	}
+	smallRes, smallScan := measure(10_000)
+	bigRes, bigScan := measure(10_000_000)
+	t.Logf("10K slots: %d bytes reserved, +%d scannable; 10M slots: %d bytes reserved, +%d scannable", smallRes, smallScan, bigRes, bigScan)
+	if bigRes < 300<<20 {
+		t.Fatalf("10M slots reserved only %d bytes", bigRes)
+	}
+	if bigScan > smallScan+64<<10 {
+		t.Fatalf("GC scan work grew with the arena: +%d bytes for 10M slots vs +%d for 10K", bigScan, smallScan)
+	}
+}
