@@ -53,9 +53,9 @@ type Arena struct {
 	slabs    [numSlabs]atomic.Pointer[uint64]
 
 	mu         sync.Mutex
-	next       uint64   // next global slot index never handed out (under mu)
-	slabCount  int      // slabs reserved (under mu)
-	pool       [][]Ref  // free chunks handed back by allocators (under mu)
+	next       uint64  // next global slot index never handed out (under mu)
+	slabCount  int     // slabs reserved (under mu)
+	pool       [][]Ref // free chunks handed back by allocators (under mu)
 	allocators []*Allocator
 	reserved   atomic.Uint64 // slots in reserved slabs
 }
