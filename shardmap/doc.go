@@ -1,0 +1,50 @@
+// Package shardmap maps (position, local hash) to a uint64 value: per block
+// position, an open-addressed hash table split into shards. The flash index
+// stores an arena Handle as the value.
+//
+// Contract: Get may be called by any number of goroutines at any time, while
+// writers run: it takes no lock, never blocks and allocates nothing. Writers
+// change a key only between Lock and Unlock of its shard (Locked); writers of
+// different shards never wait for each other. A value of 0 means absent:
+// Put(0) deletes. A caller must not hold two shard locks at once.
+//
+// # Design
+//
+//	Map ── levels (growable array, one per position, copied on growth)
+//	         │
+//	         ├─ level 0 ── shard 0 ── *table ─ [key|val][key|val][key|val]…
+//	         │             shard 1 ── *table
+//	         │             …          (shard = top bits of the keyed hash)
+//	         ├─ level 1 …
+//
+// Position first: the hot early positions (system prompts, shared
+// preambles) live in small tables that stay in cache. A table interleaves
+// keys and values so a hit costs one cache line; it probes linearly from the
+// low bits of the keyed hash. Key 0 lives in a field of its own, since 0 marks
+// an empty slot.
+//
+// Slot placement uses hash(key) = hi^lo of (key ⊕ k0) × k1 with k0, k1 drawn
+// once per process from crypto/rand: local hashes come from user prompts, and
+// an attacker who could choose keys colliding in the low bits of an unkeyed
+// table could make every probe walk a long cluster.
+//
+// # Lock-free reads
+//
+// A writer fills a new slot's value before its key, and never gives a slot
+// to another key: deleting keeps the key and zeroes the value (a tombstone),
+// and a key that comes back revives its own slot. So a reader that sees a key
+// reads that key's value, old or new. Growth and compaction build a new table
+// (live entries only) and publish it with one atomic store; a reader still on
+// the old table sees a consistent, slightly stale picture, and the garbage
+// collector frees the old table when the last reader leaves it.
+//
+// # Invariants
+//
+//   - In a table, a slot's key never changes once set; used counts set keys
+//     (live and tombstones), live the keys with a value, and
+//     used ≤ 3/4 of the capacity.
+//   - A published table is never written again once it is replaced.
+//   - Tombstones are dropped by the next rebuild, which happens when used
+//     would pass 3/4 of the capacity, and a table whose live keys fall under
+//     1/8 of its capacity is rebuilt smaller: memory follows live keys.
+package shardmap

@@ -1,0 +1,375 @@
+package shardmap
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+const (
+	// DefaultShardBits: 8 shards per position keep two writers off each
+	// other's locks on the hot early positions; more shards would only cost
+	// memory for the many deep positions that hold a handful of keys.
+	DefaultShardBits = 3
+	// minCapacity: a table starts with 8 slots (128 bytes, two cache lines):
+	// most deep positions hold one or two keys per shard.
+	minCapacity = 8
+	// bucketSlots: a probe reads a whole 64-byte line of 4 key/value pairs
+	// and picks the match without branches; the loop then almost always
+	// ends after one line, so lookups pay no branch mispredictions for the
+	// varying probe lengths of plain linear probing.
+	bucketSlots = 4
+)
+
+// processKeys is the per-process secret of the keyed slot hash.
+var processK0, processK1 = func() (uint64, uint64) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("shardmap: no randomness for the hash secret: " + err.Error())
+	}
+	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:]) | 1
+}()
+
+type table struct {
+	mask  uint64 // slots - 1
+	bmask uint64 // buckets - 1; a bucket is 4 slots, one cache line
+	base  unsafe.Pointer // &slots[0]: probes index without bounds checks
+	slots []uint64       // key, value interleaved; 2*(mask+1) words
+	zero  atomic.Uint64
+	used  int // keys set, live or tombstone (writers only)
+	live  int // keys with a value, key 0 included (writers only)
+}
+
+func newTable(capacity int) *table {
+	slots := make([]uint64, 2*capacity)
+	return &table{mask: uint64(capacity - 1), bmask: uint64(capacity/bucketSlots - 1), base: unsafe.Pointer(&slots[0]), slots: slots}
+}
+
+// key returns the address of slot i's key; the value follows it. i must be
+// at most mask.
+func (t *table) key(i uint64) *uint64 { return (*uint64)(unsafe.Add(t.base, i*16)) }
+func (t *table) val(i uint64) *uint64 { return (*uint64)(unsafe.Add(t.base, i*16+8)) }
+
+func (t *table) capacity() int { return int(t.mask + 1) }
+
+type shard struct {
+	mu  sync.Mutex
+	tab *atomic.Pointer[table] // own, or the Map's hot slot for early positions
+	own atomic.Pointer[table]
+	// pad keeps two writers' shards off one cache line.
+	_ [64 - 8 - 8 - 8]byte
+}
+
+// maxShardBits bounds the shards per position, so a level's shards are an
+// inline array indexed without a bounds check.
+const maxShardBits = 3
+
+type level struct {
+	shards [1 << maxShardBits]shard
+}
+
+type directory struct {
+	levels []*level
+}
+
+// Map is a position-indexed, sharded hash map from uint64 keys to uint64
+// values. The zero value is not usable; call New.
+type Map struct {
+	k0, k1    uint64
+	shardMask uint64 // 2^shardBits - 1
+	shardBits uint
+	initCap   int
+
+	growMu sync.Mutex
+	dir    atomic.Pointer[directory]
+
+	// hot holds the tables of the first hotPositions positions inline, so a
+	// lookup there costs three dependent loads (table pointer, table header,
+	// slot) instead of five: every query starts at position 0 and most
+	// stored blocks sit at early positions.
+	hot [hotPositions << maxShardBits]atomic.Pointer[table]
+}
+
+// hotPositions: 128 positions × 8 shards × 8 bytes = 8 KiB per map; the
+// first 128 blocks cover 64K tokens at block size 512 and 2K at block size 16.
+const hotPositions = 128
+
+// Option configures a Map.
+type Option func(*Map)
+
+// WithShardBits sets 2^b shards per position (0..3).
+func WithShardBits(b uint) Option {
+	return func(m *Map) { m.shardBits = min(b, maxShardBits) }
+}
+
+// WithCapacity presizes every new table for n keys, so that inserting up to
+// n keys into one shard never rebuilds it.
+func WithCapacity(n int) Option {
+	return func(m *Map) {
+		c := minCapacity
+		for c*3/4 < n {
+			c *= 2
+		}
+		m.initCap = c
+	}
+}
+
+// New returns an empty map.
+func New(opts ...Option) *Map {
+	m := &Map{k0: processK0, k1: processK1, shardBits: DefaultShardBits, initCap: minCapacity}
+	for _, o := range opts {
+		o(m)
+	}
+	m.shardMask = 1<<m.shardBits - 1
+	m.dir.Store(&directory{})
+	return m
+}
+
+func (m *Map) hash(key uint64) uint64 {
+	hi, lo := bits.Mul64(key^m.k0, m.k1)
+	return hi ^ lo
+}
+
+// shardOf picks the shard from the top bits of h; the bucket comes from the
+// low bits.
+func (m *Map) shardOf(l *level, h uint64) *shard {
+	return &l.shards[(h>>(64-maxShardBits))&m.shardMask]
+}
+
+// Positions returns the number of positions that have a level.
+func (m *Map) Positions() int { return len(m.dir.Load().levels) }
+
+// Get returns the value of key at position pos, or 0. Lock-free.
+func (m *Map) Get(pos int, key uint64) uint64 {
+	h := m.hash(key)
+	var t *table
+	if uint(pos) < hotPositions {
+		t = m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask].Load()
+	} else {
+		d := m.dir.Load()
+		if uint(pos) >= uint(len(d.levels)) {
+			return 0
+		}
+		t = m.shardOf(d.levels[pos], h).tab.Load()
+	}
+	if t == nil {
+		return 0
+	}
+	if key == 0 {
+		return t.zero.Load()
+	}
+	for b := h & t.bmask; ; b = (b + 1) & t.bmask {
+		p := (*[2 * bucketSlots]uint64)(unsafe.Add(t.base, b*16*bucketSlots))
+		// Values are loaded before keys are compared: a key never changes
+		// once set, so a value read next to it is that key's, old or new.
+		k0, k1, k2, k3 := atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[2]), atomic.LoadUint64(&p[4]), atomic.LoadUint64(&p[6])
+		v0, v1, v2, v3 := atomic.LoadUint64(&p[1]), atomic.LoadUint64(&p[3]), atomic.LoadUint64(&p[5]), atomic.LoadUint64(&p[7])
+		v, hit := uint64(0), false
+		if k0 == key {
+			v, hit = v0, true
+		}
+		if k1 == key {
+			v, hit = v1, true
+		}
+		if k2 == key {
+			v, hit = v2, true
+		}
+		if k3 == key {
+			v, hit = v3, true
+		}
+		// Slots fill in order and keys are never removed, so an empty last
+		// slot ends the probe.
+		if hit || k3 == 0 {
+			return v
+		}
+	}
+}
+
+// level returns the level of pos, creating levels up to it.
+func (m *Map) level(pos int) *level {
+	if d := m.dir.Load(); pos < len(d.levels) {
+		return d.levels[pos]
+	}
+	m.growMu.Lock()
+	defer m.growMu.Unlock()
+	d := m.dir.Load()
+	if pos < len(d.levels) {
+		return d.levels[pos]
+	}
+	n := max(2*len(d.levels), pos+1, 16)
+	nd := &directory{levels: make([]*level, n)}
+	copy(nd.levels, d.levels)
+	for i := len(d.levels); i < n; i++ {
+		lv := &level{}
+		for j := range lv.shards {
+			lv.shards[j].tab = &lv.shards[j].own
+			if i < hotPositions {
+				lv.shards[j].tab = &m.hot[i<<maxShardBits|j]
+			}
+		}
+		nd.levels[i] = lv
+	}
+	m.dir.Store(nd)
+	return nd.levels[pos]
+}
+
+// Locked is a shard held by one writer, for one key. Use it by value:
+//
+//	l := m.Lock(pos, key)
+//	v := l.Get()
+//	l.Put(v2)
+//	l.Unlock()
+type Locked struct {
+	m   *Map
+	sh  *shard
+	key uint64
+	h   uint64
+}
+
+// Lock locks the shard of key at pos for writing, creating the position's
+// level if needed.
+func (m *Map) Lock(pos int, key uint64) Locked {
+	h := m.hash(key)
+	sh := m.shardOf(m.level(pos), h)
+	sh.mu.Lock()
+	return Locked{m: m, sh: sh, key: key, h: h}
+}
+
+// Unlock releases the shard.
+func (l Locked) Unlock() { l.sh.mu.Unlock() }
+
+// Get returns the key's value, or 0.
+func (l Locked) Get() uint64 {
+	t := l.sh.tab.Load()
+	if t == nil {
+		return 0
+	}
+	if l.key == 0 {
+		return t.zero.Load()
+	}
+	if i, ok := t.find(l.key, l.h); ok {
+		return atomic.LoadUint64(t.val(i))
+	}
+	return 0
+}
+
+// find returns the slot of key, or the empty slot where it would go.
+func (t *table) find(key, h uint64) (uint64, bool) {
+	for i := (h & t.bmask) * bucketSlots; ; i = (i + 1) & t.mask {
+		k := atomic.LoadUint64(t.key(i))
+		if k == key {
+			return i, true
+		}
+		if k == 0 {
+			return i, false
+		}
+	}
+}
+
+// Put sets the key's value; 0 deletes the key.
+func (l Locked) Put(val uint64) {
+	t := l.sh.tab.Load()
+	if t == nil {
+		if val == 0 {
+			return
+		}
+		t = newTable(l.m.initCap)
+		l.sh.tab.Store(t)
+	}
+	if l.key == 0 {
+		old := t.zero.Swap(val)
+		t.live += b2i(val != 0) - b2i(old != 0)
+		l.maybeShrink(t)
+		return
+	}
+	i, ok := t.find(l.key, l.h)
+	if ok {
+		old := atomic.SwapUint64(t.val(i), val)
+		t.live += b2i(val != 0) - b2i(old != 0)
+		l.maybeShrink(t)
+		return
+	}
+	if val == 0 {
+		return
+	}
+	if (t.used+1)*4 > t.capacity()*3 {
+		t = l.rebuild(t, t.live+1)
+		i, _ = t.find(l.key, l.h)
+	}
+	atomic.StoreUint64(t.val(i), val)
+	atomic.StoreUint64(t.key(i), l.key) // publish: the value is in place first
+	t.used++
+	t.live++
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (l Locked) maybeShrink(t *table) {
+	if t.live*8 < t.capacity() && t.capacity() > l.m.initCap {
+		l.rebuild(t, t.live)
+	}
+}
+
+// rebuild publishes a new table holding t's live entries, sized so that
+// need keys fill at most half of it.
+func (l Locked) rebuild(t *table, need int) *table {
+	c := l.m.initCap
+	for c < 2*need {
+		c *= 2
+	}
+	nt := newTable(c)
+	nt.zero.Store(t.zero.Load())
+	nt.live = b2i(nt.zero.Load() != 0)
+	for i := uint64(0); i <= t.mask; i++ {
+		k, v := atomic.LoadUint64(t.key(i)), atomic.LoadUint64(t.val(i))
+		if k == 0 || v == 0 {
+			continue
+		}
+		j, _ := nt.find(k, l.m.hash(k))
+		*nt.val(j), *nt.key(j) = v, k
+		nt.used++
+		nt.live++
+	}
+	l.sh.tab.Store(nt)
+	return nt
+}
+
+// Stats describes a map's memory.
+type Stats struct {
+	Positions  int
+	Tables     int
+	Keys       int // live keys
+	Tombstones int
+	Slots      int // capacity, all tables
+	Bytes      int // table memory
+}
+
+// Stats walks every shard under its lock. Not for hot paths.
+func (m *Map) Stats() Stats {
+	d := m.dir.Load()
+	s := Stats{Positions: len(d.levels)}
+	for _, lv := range d.levels {
+		for i := range lv.shards {
+			sh := &lv.shards[i]
+			sh.mu.Lock()
+			if t := sh.tab.Load(); t != nil {
+				s.Tables++
+				s.Keys += t.live
+				s.Tombstones += t.used - (t.live - b2i(t.zero.Load() != 0))
+				s.Slots += t.capacity()
+				s.Bytes += 16*t.capacity() + 64
+			}
+			sh.mu.Unlock()
+		}
+		s.Bytes += int(unsafe.Sizeof(*lv))
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package shardmap_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+type pk struct {
+	pos int
+	key uint64
+}
+
+func put(m *shardmap.Map, pos int, key, val uint64) {
+	l := m.Lock(pos, key)
+	l.Put(val)
+	l.Unlock()
+}
+
+// runModel applies next-driven ops to a map and to a plain Go map and
+// compares after every op.
+func runModel(t testing.TB, m *shardmap.Map, next func(int) int, steps int) {
+	ref := map[pk]uint64{}
+	keys := []uint64{0, 1, 2, 3, 1 << 40, 1<<40 | 1, ^uint64(0)}
+	for step := 0; step < steps; step++ {
+		pos := next(5)
+		var key uint64
+		if next(2) == 0 {
+			key = keys[next(len(keys))]
+		} else {
+			key = uint64(next(200)) * 0x1000
+		}
+		val := uint64(0)
+		if next(3) != 0 {
+			val = uint64(next(1000) + 1)
+		}
+		l := m.Lock(pos, key)
+		if got, want := l.Get(), ref[pk{pos, key}]; got != want {
+			t.Fatalf("step %d: locked Get(%d,%x) = %d, want %d", step, pos, key, got, want)
+		}
+		l.Put(val)
+		l.Unlock()
+		if val == 0 {
+			delete(ref, pk{pos, key})
+		} else {
+			ref[pk{pos, key}] = val
+		}
+		if step%16 == 0 || steps < 300 {
+			for k, v := range ref {
+				if got := m.Get(k.pos, k.key); got != v {
+					t.Fatalf("step %d: Get(%d,%x) = %d, want %d", step, k.pos, k.key, got, v)
+				}
+			}
+			if got := m.Get(pos, key); got != val {
+				t.Fatalf("step %d: Get after Put = %d, want %d", step, got, val)
+			}
+			if s := m.Stats(); s.Keys != len(ref) {
+				t.Fatalf("step %d: Stats.Keys = %d, want %d", step, s.Keys, len(ref))
+			}
+		}
+	}
+	if m.Get(1000, 5) != 0 {
+		t.Fatal("Get past the last position")
+	}
+}
+
+func TestMap_RandomOps(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		runModel(t, shardmap.New(), r.IntN, 20000)
+	}
+}
+
+func TestMap_RandomOpsDegenerateHash(t *testing.T) {
+	for _, bits := range []uint{0, 3} {
+		r := rand.New(rand.NewPCG(uint64(bits), 12))
+		m := shardmap.New(shardmap.WithShardBits(bits))
+		shardmap.Degenerate(m)
+		runModel(t, m, r.IntN, 20000)
+	}
+}
+
+func FuzzMap(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, false)
+	f.Add([]byte{1, 1, 1, 0, 0, 0, 2, 2, 2, 1, 0}, true)
+	f.Fuzz(func(t *testing.T, data []byte, degenerate bool) {
+		m := shardmap.New()
+		if degenerate {
+			shardmap.Degenerate(m)
+		}
+		next := func(n int) int {
+			if len(data) == 0 {
+				return 0
+			}
+			v := int(data[0])
+			data = data[1:]
+			return v % n
+		}
+		runModel(t, m, next, len(data)/4)
+	})
+}
+
+// Deleted keys are compacted away: churn does not grow the tables.
+func TestMap_ChurnBounded(t *testing.T) {
+	m := shardmap.New()
+	r := rand.New(rand.NewPCG(3, 3))
+	live := map[uint64]bool{}
+	var peak int
+	for round := 0; round < 200; round++ {
+		for i := 0; i < 1000; i++ {
+			k := r.Uint64()
+			put(m, 0, k, 1)
+			live[k] = true
+		}
+		for k := range live {
+			put(m, 0, k, 0)
+			delete(live, k)
+			if len(live) <= 500 {
+				break
+			}
+		}
+		s := m.Stats()
+		if round == 10 {
+			peak = s.Slots
+		}
+		if round > 10 && s.Slots > 2*peak {
+			t.Fatalf("round %d: %d slots for %d keys (peak %d)", round, s.Slots, s.Keys, peak)
+		}
+	}
+}
+
+// Keys crafted to collide in the low bits of an unkeyed table keep probe
+// lengths like random keys.
+func TestMap_HashFloodingBounded(t *testing.T) {
+	const n = 50_000
+	avgProbes := func(keys []uint64) (float64, int) {
+		m := shardmap.New()
+		for _, k := range keys {
+			put(m, 0, k, 1)
+		}
+		sum, worst := 0, 0
+		for _, k := range keys {
+			p := shardmap.Probes(m, 0, k)
+			sum += p
+			worst = max(worst, p)
+		}
+		return float64(sum) / float64(len(keys)), worst
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	random, crafted := make([]uint64, n), make([]uint64, n)
+	for i := range random {
+		random[i] = r.Uint64()
+		crafted[i] = uint64(i+1) << 32 // low 32 bits all equal
+	}
+	ra, rw := avgProbes(random)
+	ca, cw := avgProbes(crafted)
+	t.Logf("random keys: %.2f probes avg, %d worst; crafted: %.2f avg, %d worst", ra, rw, ca, cw)
+	if ca > 2*ra || cw > 4*rw+8 {
+		t.Fatalf("crafted keys probe %.2f avg / %d worst vs random %.2f / %d", ca, cw, ra, rw)
+	}
+}
+
+// Writers and readers at once: a reader sees, for each key, 0 or a value a
+// writer put there; at the end the state is exact.
+func TestMap_ConcurrentReadersWriters(t *testing.T) {
+	m := shardmap.New(shardmap.WithShardBits(1))
+	const writers, keysPer, rounds = 2, 300, 30
+	var done atomic.Bool
+	var wg, rg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 1; r <= rounds; r++ {
+				for k := 0; k < keysPer; k++ {
+					key := uint64(w*keysPer + k)
+					pos := k % 7
+					if (k+r)%3 == 0 {
+						put(m, pos, key, 0)
+					} else {
+						put(m, pos, key, key<<20|uint64(r))
+					}
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	for r := 0; r < 2; r++ {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			for !done.Load() {
+				for key := uint64(0); key < writers*keysPer; key++ {
+					v := m.Get(int(key%keysPer)%7, key)
+					if v != 0 && (v>>20 != key || v&0xFFFFF == 0 || v&0xFFFFF > rounds) {
+						panic(fmt.Sprintf("key %d: value %x was never put", key, v))
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	done.Store(true)
+	rg.Wait()
+	for w := 0; w < writers; w++ {
+		for k := 0; k < keysPer; k++ {
+			key := uint64(w*keysPer + k)
+			want := key<<20 | rounds
+			if (k+rounds)%3 == 0 {
+				want = 0
+			}
+			if got := m.Get(k%7, key); got != want {
+				t.Fatalf("key %d: %x, want %x", key, got, want)
+			}
+		}
+	}
+}
+
+func TestMap_ZeroAllocs(t *testing.T) {
+	m := shardmap.New(shardmap.WithCapacity(1024))
+	put(m, 3, 1, 1) // creates the level and the table
+	keys := make([]uint64, 500)
+	for i := range keys {
+		keys[i] = uint64(i+1) * 0x9E3779B97F4A7C15
+	}
+	i := 0
+	if n := testing.AllocsPerRun(400, func() {
+		put(m, 3, keys[i%len(keys)], 7)
+		_ = m.Get(3, keys[i%len(keys)])
+		i++
+	}); n != 0 {
+		t.Fatalf("%v allocations per insert into a presized table + lookup", n)
+	}
+}
