@@ -34,8 +34,8 @@ var processK0, processK1 = func() (uint64, uint64) {
 }()
 
 type table struct {
-	mask  uint64 // slots - 1
-	bmask uint64 // buckets - 1; a bucket is 4 slots, one cache line
+	mask  uint64         // slots - 1
+	bmask uint64         // buckets - 1; a bucket is 4 slots, one cache line
 	base  unsafe.Pointer // &slots[0]: probes index without bounds checks
 	slots []uint64       // key, value interleaved; 2*(mask+1) words
 	zero  atomic.Uint64
