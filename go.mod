@@ -4,10 +4,7 @@ go 1.26.0
 
 require (
 	github.com/bits-and-blooms/bitset v1.29.0
+	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/zeebo/xxh3 v1.1.0
-)
-
-require (
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/sys v0.50.0
 )

@@ -39,8 +39,14 @@ type Scores struct {
 	// (Sort orders them).
 	Matches []Match
 
-	seqs []SeqHash // lazily computed chain of the query
+	seqs   []SeqHash // lazily computed chain of the query
+	sets   []uint64  // worker-set scratch of the jump search
+	probes int       // entries the last search looked up
 }
+
+// Probes returns how many index entries the last FindMatches looked up:
+// D/J + drop-out groups × log J for the jump search.
+func (s *Scores) Probes() int { return s.probes }
 
 // Reset empties the result, keeping its buffers.
 func (s *Scores) Reset() { s.Matches = s.Matches[:0] }

@@ -108,6 +108,9 @@ func (d *differential) run(maxOps int) {
 			if (ea == nil) != (eb == nil) {
 				d.t.Fatalf("step %d: RemoveWorker(%d): %v, model %v", d.step, w.ID, ea, eb)
 			}
+			// Slots are shared by all workers: order the removal before
+			// later events of other workers (see event).
+			d.idx.Flush()
 		case op < 67:
 			d.event(flash.Event{Kind: flash.EventKind(d.src.intn(5)), Worker: w})
 		default:
@@ -136,6 +139,15 @@ func (d *differential) storeEvent(w flash.Worker, p Prompt) flash.Event {
 }
 
 func (d *differential) event(ev flash.Event) {
+	// Only one worker's events are ordered by the contract. Whether a new
+	// worker gets a slot depends on the other workers' slot changes (new
+	// workers, RemoveWorker) around it, so those are applied in program
+	// order: flushed before and after.
+	newWorker := ev.Kind == flash.KindStored && !d.ref.Known(ev.Worker)
+	if newWorker {
+		d.idx.Flush()
+		defer d.idx.Flush()
+	}
 	ea, eb := d.idx.Apply(ev), d.ref.Apply(ev)
 	if ea != nil && ea != eb {
 		d.t.Fatalf("step %d: Apply(%v of %v) = %v, model says %v", d.step, ev.Kind, ev.Worker, ea, eb)

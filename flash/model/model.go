@@ -105,12 +105,12 @@ func (m *Model) store(ev *flash.Event, w *worker) error {
 		pos, prev = p.pos+1, p.seq
 	}
 	// Validate the whole batch before changing anything.
+	if pos+len(ev.Blocks) > m.cfg.MaxDepth {
+		return flash.ErrTooDeep
+	}
 	places := make([]place, len(ev.Blocks))
 	inBatch := map[flash.ExternalHash]bool{}
 	for i, b := range ev.Blocks {
-		if pos+i >= m.cfg.MaxDepth {
-			return flash.ErrTooDeep
-		}
 		seq := flash.SeqHash(b.Local)
 		if pos+i > 0 {
 			seq = flash.Chain(prev, b.Local)
@@ -196,6 +196,13 @@ func (m *Model) BlockCount(w flash.Worker) int {
 		return len(x.blocks)
 	}
 	return 0
+}
+
+// Known reports whether w holds a worker slot.
+func (m *Model) Known(w flash.Worker) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.workers[w] != nil
 }
 
 // Workers returns how many workers are known (hold a slot).

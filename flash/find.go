@@ -1,0 +1,183 @@
+package flash
+
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
+)
+
+// finder is one FindMatches call's state, on the caller's stack.
+type finder struct {
+	ix       *Indexer
+	locals   []LocalHash
+	seqs     []SeqHash
+	computed int // seqs[:computed] are known
+	dst      *Scores
+	sets     []uint64 // scratch sets, bw words each
+	bw       int
+	probes   int
+}
+
+// set returns scratch set k.
+func (f *finder) set(k int) []uint64 { return f.sets[k*f.bw : (k+1)*f.bw : (k+1)*f.bw] }
+
+// seq returns the query's sequence hash at position i, extending the lazily
+// computed chain as far as needed.
+func (f *finder) seq(i int) SeqHash {
+	for f.computed <= i {
+		c := f.computed
+		if c == 0 {
+			f.seqs[0] = SeqHash(f.locals[0])
+		} else {
+			f.seqs[c] = Chain(f.seqs[c-1], f.locals[c])
+		}
+		f.computed++
+	}
+	return f.seqs[i]
+}
+
+// FindMatches writes into dst every worker's depth for q: the number of
+// leading blocks of q it holds. Lock-free; with a reused dst it allocates
+// nothing. Sequence hashes are computed only as deep as the search reaches,
+// and not at all when q carries them.
+//
+// The search (jump search with binary search inside a failed jump):
+// the active set starts as the workers holding position 0; at checkpoints
+// J apart it tests popcount(active AND holders) == popcount(active), an exact
+// subset test since every worker's set is prefix-closed; on a shortfall the
+// workers that dropped out are located by binary search inside the jump,
+// O(log J) probes per group of drop-outs, and the jumps resume.
+func (ix *Indexer) FindMatches(q Query, dst *Scores) {
+	dst.Reset()
+	n := len(q.Locals)
+	st := &ix.queries[(uintptr(unsafe.Pointer(dst))>>6)%queryStripes]
+	st.queries.Add(1)
+	st.blocks.Add(uint64(n))
+	dst.probes = 0
+	if n == 0 {
+		return
+	}
+	levels := bits.Len(uint(ix.jump)) + 1
+	need := (3 + 2*levels) * ix.bw
+	if cap(dst.sets) < need {
+		dst.sets = make([]uint64, need)
+	}
+	f := finder{ix: ix, locals: q.Locals, dst: dst, sets: dst.sets[:need], bw: ix.bw}
+	if q.HasSeqs() {
+		f.seqs, f.computed = q.Seqs, n
+	} else {
+		f.seqs = dst.SeqScratch(n)
+	}
+	f.search(n)
+	dst.probes = f.probes
+}
+
+func (f *finder) search(n int) {
+	active, next, dropped := f.set(0), f.set(1), f.set(2)
+	cnt := f.probe(0, nil, active)
+	if cnt == 0 {
+		return
+	}
+	J := f.ix.jump
+	lo := 0 // every active worker holds positions 0..lo
+	for lo < n-1 {
+		c := min(lo+J, n-1)
+		got := f.probe(c, active, next)
+		if got != cnt {
+			bitset.AndNotInto(dropped, active, next)
+			f.resolve(dropped, lo, c, 0)
+			if got == 0 {
+				return
+			}
+		}
+		active, next = next, active
+		cnt, lo = got, c
+	}
+	f.emit(active, n)
+}
+
+// resolve finds the depth of every worker in s: each holds position lo and
+// none holds hi.
+func (f *finder) resolve(s []uint64, lo, hi, level int) {
+	for hi-lo > 1 {
+		m := lo + (hi-lo)/2
+		in, out := f.set(3+2*level), f.set(4+2*level)
+		k := f.probe(m, s, in)
+		if k == 0 { // nobody holds m: all stop before it
+			hi = m
+			continue
+		}
+		if bitset.AndNotInto(out, s, in) == 0 { // everybody holds m
+			lo = m
+			continue
+		}
+		f.resolve(out, lo, m, level+1)
+		s, lo = in, m
+		level++
+	}
+	f.emit(s, lo+1)
+}
+
+// probe writes into out the members of mask (all workers when mask is nil)
+// that hold the query's block at pos, and returns how many there are.
+func (f *finder) probe(pos int, mask, out []uint64) int {
+	f.probes++
+	ix := f.ix
+	local, seq := f.locals[pos], f.seq(pos)
+	for try := 0; try < maxProbeRetries; try++ {
+		if c, ok := ix.probeOnce(pos, local, seq, mask, out); ok {
+			return c
+		}
+	}
+	clear(out)
+	return 0
+}
+
+// probeOnce reads the entry (pos, local, seq) validated against concurrent
+// reuse; ok is false when a slot changed under the read.
+func (ix *Indexer) probeOnce(pos int, local LocalHash, seq SeqHash, mask, out []uint64) (int, bool) {
+	h := arena.Handle(ix.tab.Get(pos, uint64(local)))
+	for h != 0 {
+		s := ix.ar.Slot(h.Ref())
+		v := arena.Version(s)
+		if v&1 != 0 || uint32(v) != h.Version() {
+			return 0, false
+		}
+		if arena.Seq(s) == uint64(seq) {
+			var c int
+			if mask == nil {
+				bitset.Load(out, arena.Bits(s))
+				c = bitset.Count(out)
+			} else {
+				c = bitset.AndInto(out, mask, arena.Bits(s))
+			}
+			return c, arena.Version(s) == v
+		}
+		next := arena.Next(s)
+		if arena.Version(s) != v {
+			return 0, false
+		}
+		h = next
+	}
+	clear(out)
+	return 0, true
+}
+
+// emit adds every worker of s with the given depth.
+func (f *finder) emit(s []uint64, depth int) {
+	ix := f.ix
+	for i := bitset.Next(s, 0); i >= 0; i = bitset.Next(s, i+1) {
+		in := &ix.info[i]
+		if !in.live.Load() {
+			continue
+		}
+		f.dst.Matches = append(f.dst.Matches, Match{
+			Worker: Worker{ID: in.id.Load(), DPRank: in.rank.Load()},
+			Depth:  depth,
+			Tokens: depth * ix.cfg.BlockSize,
+			Blocks: int(in.blocks.Load()),
+		})
+	}
+}

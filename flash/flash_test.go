@@ -1,0 +1,45 @@
+package flash_test
+
+import (
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+func syncFactory(t testing.TB, cfg flash.Config) flash.Index {
+	return flash.New(flash.WithConfig(cfg), flash.WithWriters(0))
+}
+
+func asyncFactory(writers int) flashtest.Factory {
+	return func(t testing.TB, cfg flash.Config) flash.Index {
+		return flash.New(flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithQueueSize(64))
+	}
+}
+
+func TestFlash_ConformanceSync(t *testing.T) { flashtest.Run(t, syncFactory) }
+
+func TestFlash_ConformanceWriters(t *testing.T) {
+	for _, w := range []int{1, 3} {
+		t.Run(map[int]string{1: "writers=1", 3: "writers=3"}[w], func(t *testing.T) {
+			flashtest.Run(t, asyncFactory(w))
+		})
+	}
+}
+
+func TestFlash_ConformanceJumpSizes(t *testing.T) {
+	for _, j := range []int{1, 2, 7, 64} {
+		j := j
+		t.Run("jump="+string(rune('0'+j%10))+map[bool]string{true: "x", false: ""}[j > 9], func(t *testing.T) {
+			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
+				return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithJumpSize(j))
+			}, flashtest.Options{RandomOps: 1500})
+		})
+	}
+}
+
+func FuzzFlash(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
+	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))
+	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOps(t, syncFactory, data) })
+}

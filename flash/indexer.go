@@ -1,0 +1,343 @@
+package flash
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// Indexer is the Flash index: an exact positional index of every worker's
+// cached blocks with lock-free jump-search queries. Build it with New.
+//
+// Events go to the writer that owns their worker (sticky by worker ID), so
+// one worker's events apply in order and its private state has one owner.
+// The shared index is a shardmap from (position, local hash) to a chain of
+// arena slots, one per distinct sequence hash there, each with the set of
+// workers holding it.
+type Indexer struct {
+	cfg   Config
+	jump  int
+	bw    int // words per worker set
+	ar    *arena.Arena
+	tab   *shardmap.Map
+	lanes []*lane
+	sync  bool
+
+	closed    atomic.Bool
+	admission Counters
+	queries   [queryStripes]stripe
+
+	workersMu sync.Mutex
+	slots     *bitset.Slots
+	directory atomic.Pointer[map[Worker]int32] // copy-on-write
+	info      []slotInfo                       // by worker slot
+
+	onReject func(ev *Event, err error)
+	k0, k1   uint64 // keys of the private maps' hash
+	stopped  sync.WaitGroup
+}
+
+var _ Index = (*Indexer)(nil)
+
+// slotInfo describes the worker in one slot, for readers.
+type slotInfo struct {
+	id     atomic.Uint64
+	rank   atomic.Uint32
+	live   atomic.Bool
+	blocks atomic.Int64
+}
+
+// queryStripes spreads the query counters over cache lines so concurrent
+// readers do not bounce one line; a query picks its stripe from the address
+// of its Scores.
+const queryStripes = 16
+
+type stripe struct {
+	queries, blocks atomic.Uint64
+	_               [64 - 16]byte
+}
+
+// maxProbeRetries bounds how often a probe restarts after seeing a slot
+// change under it; past it the probe counts as a miss (only a writer
+// freeing and reusing that very slot continuously could get there).
+const maxProbeRetries = 64
+
+// New returns an empty index. By default events apply on DefaultWriters()
+// pinned writer goroutines; WithWriters(0) makes it synchronous.
+func New(opts ...Option) *Indexer {
+	s := defaults()
+	for _, o := range opts {
+		o(&s)
+	}
+	s.cfg = s.cfg.Normalize()
+	bw := bitset.Words(s.cfg.MaxWorkers)
+	var key [16]byte
+	_, _ = rand.Read(key[:])
+	ix := &Indexer{
+		cfg:      s.cfg,
+		jump:     s.jump,
+		bw:       bw,
+		ar:       arena.New(bw),
+		tab:      shardmap.New(),
+		sync:     s.writers == 0,
+		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
+		info:     make([]slotInfo, s.cfg.MaxWorkers),
+		onReject: s.onReject,
+		k0:       binary.LittleEndian.Uint64(key[:8]),
+		k1:       binary.LittleEndian.Uint64(key[8:]),
+	}
+	ix.directory.Store(&map[Worker]int32{})
+	n := max(1, s.writers)
+	var cpus []int
+	if !ix.sync && s.pin {
+		cpus = planCPUs(n)
+	}
+	for i := 0; i < n; i++ {
+		ln := newLane(ix, i, s.queue)
+		ix.lanes = append(ix.lanes, ln)
+		if !ix.sync {
+			cpu := -1
+			if i < len(cpus) {
+				cpu = cpus[i]
+			}
+			ix.stopped.Add(1)
+			go ln.run(cpu)
+		}
+	}
+	return ix
+}
+
+// Config returns the index's settings.
+func (ix *Indexer) Config() Config { return ix.cfg }
+
+// JumpSize returns the distance between jump-search checkpoints.
+func (ix *Indexer) JumpSize() int { return ix.jump }
+
+// Writers returns the number of writer goroutines (0: synchronous).
+func (ix *Indexer) Writers() int {
+	if ix.sync {
+		return 0
+	}
+	return len(ix.lanes)
+}
+
+func (ix *Indexer) laneOf(id uint64) *lane {
+	if len(ix.lanes) == 1 {
+		return ix.lanes[0]
+	}
+	x := id * 0x9E3779B97F4A7C15
+	return ix.lanes[(x>>32)%uint64(len(ix.lanes))]
+}
+
+func (ix *Indexer) reject(ev *Event, err error, c *Counters) error {
+	c.Reject(err)
+	if ix.onReject != nil {
+		ix.onReject(ev, err)
+	}
+	return err
+}
+
+// Apply hands ev to its worker's writer (or applies it at once when the
+// index is synchronous). It copies ev: the caller may reuse its slices.
+// With writers, a full queue blocks until there is room; Apply returns only
+// admission errors (ErrClosed, ErrEmptyEvent, ErrBatchTooLarge, ErrBadKind)
+// and the rest is counted in Stats and reported to the reject handler.
+func (ix *Indexer) Apply(ev Event) error { return ix.apply(&ev, false) }
+
+// TryApply is Apply that returns ErrQueueFull instead of waiting for room.
+func (ix *Indexer) TryApply(ev Event) error { return ix.apply(&ev, true) }
+
+func (ix *Indexer) apply(ev *Event, try bool) error {
+	if err := ix.cfg.CheckEvent(ev); err != nil {
+		return ix.reject(ev, err, &ix.admission)
+	}
+	ln := ix.laneOf(ev.Worker.ID)
+	if ix.sync {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		if ix.closed.Load() {
+			return ix.reject(ev, ErrClosed, &ix.admission)
+		}
+		return ln.apply(ev)
+	}
+	return ln.enqueue(ev, nil, try)
+}
+
+// RemoveWorker drops every DP rank of worker id and frees their slots. With
+// writers, it is ordered with the worker's events and applied by its writer.
+func (ix *Indexer) RemoveWorker(id uint64) error {
+	ln := ix.laneOf(id)
+	if ix.sync {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		if ix.closed.Load() {
+			ix.admission.Reject(ErrClosed)
+			return ErrClosed
+		}
+		ln.removeWorker(id)
+		return nil
+	}
+	return ln.enqueue(nil, &id, false)
+}
+
+// Flush returns once every event accepted before the call is applied.
+func (ix *Indexer) Flush() {
+	if ix.sync {
+		return
+	}
+	for _, ln := range ix.lanes {
+		ln.flush()
+	}
+}
+
+// Close applies every accepted event, stops the writers and rejects later
+// events with ErrClosed. Queries keep answering from the final state.
+func (ix *Indexer) Close() error {
+	if ix.closed.Swap(true) {
+		return ErrClosed
+	}
+	if !ix.sync {
+		for _, ln := range ix.lanes {
+			ln.stop()
+		}
+		ix.stopped.Wait()
+	}
+	return nil
+}
+
+// Stats returns the index's counters.
+func (ix *Indexer) Stats() Stats {
+	var s Stats
+	ix.admission.AddTo(&s)
+	for _, ln := range ix.lanes {
+		ln.counters.AddTo(&s)
+	}
+	for i := range ix.queries {
+		s.Queries += ix.queries[i].queries.Load()
+		s.QueryBlocks += ix.queries[i].blocks.Load()
+	}
+	return s
+}
+
+// BlockCount returns how many blocks (engine ids) w holds. Lock-free.
+func (ix *Indexer) BlockCount(w Worker) int {
+	slot, ok := (*ix.directory.Load())[w]
+	if !ok {
+		return 0
+	}
+	return int(ix.info[slot].blocks.Load())
+}
+
+// Workers returns how many workers hold a slot.
+func (ix *Indexer) Workers() int { return len(*ix.directory.Load()) }
+
+// intern gives w a worker slot.
+func (ix *Indexer) intern(w Worker) (int, error) {
+	ix.workersMu.Lock()
+	defer ix.workersMu.Unlock()
+	slot, ok := ix.slots.Alloc()
+	if !ok {
+		return 0, ErrTooManyWorkers
+	}
+	in := &ix.info[slot]
+	in.id.Store(w.ID)
+	in.rank.Store(w.DPRank)
+	in.blocks.Store(0)
+	in.live.Store(true)
+	old := *ix.directory.Load()
+	dir := make(map[Worker]int32, len(old)+1)
+	for k, v := range old {
+		dir[k] = v
+	}
+	dir[w] = int32(slot)
+	ix.directory.Store(&dir)
+	return slot, nil
+}
+
+// release frees w's slot. Its bits must be clear already.
+func (ix *Indexer) release(w Worker, slot int) {
+	ix.workersMu.Lock()
+	defer ix.workersMu.Unlock()
+	ix.info[slot].live.Store(false)
+	ix.info[slot].blocks.Store(0)
+	ix.slots.Free(slot)
+	old := *ix.directory.Load()
+	dir := make(map[Worker]int32, len(old))
+	for k, v := range old {
+		if k != w {
+			dir[k] = v
+		}
+	}
+	ix.directory.Store(&dir)
+}
+
+// attach sets worker slot w in the shared entry (pos, local, seq), creating
+// the entry if needed, and returns its handle.
+func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) arena.Handle {
+	l := ix.tab.Lock(pos, uint64(local))
+	head := arena.Handle(l.Get())
+	for h := head; h != 0; {
+		s := ix.ar.Slot(h.Ref())
+		if arena.Seq(s) == uint64(seq) {
+			bitset.AtomicSet(arena.Bits(s), w)
+			l.Unlock()
+			return h
+		}
+		h = arena.Next(s)
+	}
+	h := al.Alloc(uint64(seq), head)
+	bitset.AtomicSet(arena.Bits(ix.ar.Slot(h.Ref())), w)
+	l.Put(uint64(h))
+	l.Unlock()
+	return h
+}
+
+// detach clears worker slot w in the shared entry h at (pos, local); the
+// last worker out unlinks and frees the entry.
+func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, h arena.Handle, w int) {
+	l := ix.tab.Lock(pos, uint64(local))
+	s := ix.ar.Slot(h.Ref())
+	b := arena.Bits(s)
+	if !bitset.AtomicClear(b, w) || !bitset.IsZero(b) {
+		l.Unlock()
+		return
+	}
+	next := arena.Next(s)
+	if head := arena.Handle(l.Get()); head == h {
+		l.Put(uint64(next))
+	} else {
+		for p := head; p != 0; {
+			ps := ix.ar.Slot(p.Ref())
+			pn := arena.Next(ps)
+			if pn == h {
+				arena.SetNext(ps, next)
+				break
+			}
+			p = pn
+		}
+	}
+	al.Free(h)
+	l.Unlock()
+}
+
+// MemStats describes the index's memory.
+type MemStats struct {
+	ArenaReserved, ArenaLive uint64 // bytes
+	SlotBytes                int
+	TableBytes               int
+	Entries                  int // shared (position, local) keys
+}
+
+// MemStats walks the shared structures. Not for hot paths.
+func (ix *Indexer) MemStats() MemStats {
+	a := ix.ar.Stats()
+	t := ix.tab.Stats()
+	return MemStats{ArenaReserved: a.ReservedBytes, ArenaLive: a.LiveBytes, SlotBytes: a.SlotBytes,
+		TableBytes: t.Bytes + int(unsafe.Sizeof(*ix)), Entries: t.Keys}
+}

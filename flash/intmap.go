@@ -1,0 +1,146 @@
+package flash
+
+import "math/bits"
+
+// intMap is a writer-private open-addressed map from uint64 keys to uint32
+// values, used for a worker's private state (external hash → node, sequence
+// hash → node). It is not safe for concurrent use. Linear probing with
+// backward-shift deletion keeps it free of tombstones, so its memory follows
+// its live keys. Keys are placed by a keyed hash: sequence hashes derive from
+// user prompts.
+type intMap struct {
+	keys   []uint64
+	vals   []uint32
+	mask   uint64
+	n      int
+	hasZ   bool // key 0 lives outside the table
+	zv     uint32
+	k0, k1 uint64
+}
+
+// intMapMinCap: 8 slots; a worker that stores one short prompt stays small.
+const intMapMinCap = 8
+
+func (m *intMap) init(k0, k1 uint64) {
+	m.k0, m.k1 = k0, k1|1
+	m.alloc(intMapMinCap)
+}
+
+func (m *intMap) alloc(c int) {
+	m.keys = make([]uint64, c)
+	m.vals = make([]uint32, c)
+	m.mask = uint64(c - 1)
+}
+
+func (m *intMap) slot(k uint64) uint64 {
+	hi, lo := bits.Mul64(k^m.k0, m.k1)
+	return (hi ^ lo) & m.mask
+}
+
+func (m *intMap) len() int { return m.n }
+
+func (m *intMap) get(k uint64) (uint32, bool) {
+	if k == 0 {
+		return m.zv, m.hasZ
+	}
+	for i := m.slot(k); ; i = (i + 1) & m.mask {
+		switch m.keys[i] {
+		case k:
+			return m.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+func (m *intMap) put(k uint64, v uint32) {
+	if k == 0 {
+		if !m.hasZ {
+			m.n++
+		}
+		m.hasZ, m.zv = true, v
+		return
+	}
+	if (m.n+1)*4 > len(m.keys)*3 {
+		m.grow(2 * len(m.keys))
+	}
+	for i := m.slot(k); ; i = (i + 1) & m.mask {
+		switch m.keys[i] {
+		case k:
+			m.vals[i] = v
+			return
+		case 0:
+			m.keys[i], m.vals[i] = k, v
+			m.n++
+			return
+		}
+	}
+}
+
+func (m *intMap) grow(c int) {
+	keys, vals := m.keys, m.vals
+	m.alloc(c)
+	for i, k := range keys {
+		if k == 0 {
+			continue
+		}
+		j := m.slot(k)
+		for m.keys[j] != 0 {
+			j = (j + 1) & m.mask
+		}
+		m.keys[j], m.vals[j] = k, vals[i]
+	}
+}
+
+func (m *intMap) del(k uint64) {
+	if k == 0 {
+		if m.hasZ {
+			m.n--
+		}
+		m.hasZ = false
+		return
+	}
+	i := m.slot(k)
+	for m.keys[i] != k {
+		if m.keys[i] == 0 {
+			return
+		}
+		i = (i + 1) & m.mask
+	}
+	m.n--
+	// Backward-shift: move later members of the cluster into the hole when
+	// their home slot does not lie cyclically in (hole, their slot].
+	for j := (i + 1) & m.mask; m.keys[j] != 0; j = (j + 1) & m.mask {
+		home := m.slot(m.keys[j])
+		if (j-home)&m.mask >= (j-i)&m.mask {
+			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+			i = j
+		}
+	}
+	m.keys[i], m.vals[i] = 0, 0
+	if len(m.keys) > intMapMinCap && m.n*8 < len(m.keys) {
+		m.grow(len(m.keys) / 2)
+	}
+}
+
+// reset empties the map, keeping its memory when it is small.
+func (m *intMap) reset() {
+	m.n, m.hasZ = 0, false
+	if len(m.keys) > 1024 {
+		m.alloc(intMapMinCap)
+		return
+	}
+	clear(m.keys)
+}
+
+// each calls f for every key and value.
+func (m *intMap) each(f func(k uint64, v uint32)) {
+	if m.hasZ {
+		f(0, m.zv)
+	}
+	for i, k := range m.keys {
+		if k != 0 {
+			f(k, m.vals[i])
+		}
+	}
+}

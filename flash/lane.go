@@ -1,0 +1,231 @@
+package flash
+
+import (
+	"context"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+
+	"github.com/flashindexer/flashindexer/affinity"
+	"github.com/flashindexer/flashindexer/arena"
+)
+
+// planCPUs picks CPUs for n pinned writers.
+func planCPUs(n int) []int { return affinity.Plan(n) }
+
+// lane is one writer: the private state of the workers it owns, its arena
+// allocator, its counters, and (with writer goroutines) its event queue.
+type lane struct {
+	ix       *Indexer
+	id       int
+	alloc    *arena.Allocator
+	workers  map[Worker]*workerState
+	counters Counters
+	pending  []pendingBlock // scratch: one event's validated blocks
+	seen     intMap         // scratch: hashes of one large batch
+	stack    []uint32       // scratch: subtree walks
+
+	mu sync.Mutex // the queue; in synchronous mode, the whole lane
+	// ring holds queued items; [head, tail) are waiting or being applied.
+	ring       []item
+	head, tail uint64
+	parked     bool // the writer waits on notEmpty
+	stopping   bool
+	producers  int // goroutines waiting on notFull
+	flushers   int // goroutines waiting on drained
+	notEmpty   sync.Cond
+	notFull    sync.Cond
+	drained    sync.Cond
+}
+
+// item is a queued event (or RemoveWorker) with its own copies of the
+// event's slices, reused from one lap of the ring to the next.
+type item struct {
+	ev       Event
+	blocks   []Block
+	hashes   []ExternalHash
+	removeID uint64
+	remove   bool
+}
+
+type pendingBlock struct {
+	seq SeqHash
+	dup bool
+}
+
+func newLane(ix *Indexer, id, queue int) *lane {
+	ln := &lane{ix: ix, id: id, alloc: ix.ar.NewAllocator(), workers: map[Worker]*workerState{}}
+	ln.seen.init(ix.k0, ix.k1)
+	if !ix.sync {
+		ln.ring = make([]item, queue)
+	}
+	ln.notEmpty.L, ln.notFull.L, ln.drained.L = &ln.mu, &ln.mu, &ln.mu
+	return ln
+}
+
+// enqueue copies an event (or a RemoveWorker of *removeID) into the ring.
+func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
+	ix := ln.ix
+	ln.mu.Lock()
+	for {
+		if ln.stopping || ix.closed.Load() {
+			ln.mu.Unlock()
+			if ev == nil {
+				ix.admission.Reject(ErrClosed)
+				return ErrClosed
+			}
+			return ix.reject(ev, ErrClosed, &ix.admission)
+		}
+		if ln.tail-ln.head < uint64(len(ln.ring)) {
+			break
+		}
+		if try {
+			ln.mu.Unlock()
+			if ev == nil {
+				ix.admission.Reject(ErrQueueFull)
+				return ErrQueueFull
+			}
+			return ix.reject(ev, ErrQueueFull, &ix.admission)
+		}
+		ln.producers++
+		ln.notFull.Wait()
+		ln.producers--
+	}
+	it := &ln.ring[ln.tail%uint64(len(ln.ring))]
+	if ev != nil {
+		it.remove = false
+		it.ev = *ev
+		it.blocks = append(it.blocks[:0], ev.Blocks...)
+		it.hashes = append(it.hashes[:0], ev.Hashes...)
+		it.ev.Blocks, it.ev.Hashes = it.blocks, it.hashes
+	} else {
+		it.remove, it.removeID = true, *removeID
+	}
+	ln.tail++
+	if ln.parked {
+		ln.notEmpty.Signal()
+	}
+	ln.mu.Unlock()
+	return nil
+}
+
+// idleYields: a writer that finds its queue empty yields this many times
+// before parking, so a steady stream of events does not pay a futex wake
+// per event; an idle writer then sleeps and uses no CPU.
+const idleYields = 32
+
+// run is the writer goroutine.
+func (ln *lane) run(cpu int) {
+	defer ln.ix.stopped.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if cpu >= 0 {
+		_ = affinity.Pin(cpu) // best effort: not permitted is fine
+	}
+	labels := pprof.Labels("flash", "writer", "lane", strconv.Itoa(ln.id))
+	pprof.Do(context.Background(), labels, func(context.Context) { ln.loop() })
+}
+
+func (ln *lane) loop() {
+	ln.mu.Lock()
+	for {
+		for spins := 0; ln.head == ln.tail && !ln.stopping; spins++ {
+			if spins < idleYields {
+				ln.mu.Unlock()
+				runtime.Gosched()
+				ln.mu.Lock()
+				continue
+			}
+			ln.parked = true
+			ln.notEmpty.Wait()
+			ln.parked = false
+		}
+		if ln.head == ln.tail { // stopping, queue drained
+			ln.drained.Broadcast()
+			ln.notFull.Broadcast()
+			ln.mu.Unlock()
+			return
+		}
+		end := ln.tail
+		ln.mu.Unlock()
+		for i := ln.head; i < end; i++ {
+			it := &ln.ring[i%uint64(len(ln.ring))]
+			if it.remove {
+				ln.removeWorker(it.removeID)
+			} else {
+				_ = ln.apply(&it.ev)
+			}
+		}
+		ln.mu.Lock()
+		ln.head = end
+		if ln.flushers > 0 {
+			ln.drained.Broadcast()
+		}
+		if ln.producers > 0 {
+			ln.notFull.Broadcast()
+		}
+	}
+}
+
+func (ln *lane) flush() {
+	ln.mu.Lock()
+	target := ln.tail
+	for ln.head < target {
+		ln.flushers++
+		ln.drained.Wait()
+		ln.flushers--
+	}
+	ln.mu.Unlock()
+}
+
+func (ln *lane) stop() {
+	ln.mu.Lock()
+	ln.stopping = true
+	ln.notEmpty.Signal()
+	ln.notFull.Broadcast()
+	ln.mu.Unlock()
+}
+
+// apply applies one event to the lane's state. The caller owns the lane.
+func (ln *lane) apply(ev *Event) error {
+	var err error
+	switch ev.Kind {
+	case KindStored:
+		err = ln.store(ev)
+	case KindRemoved:
+		if ws := ln.workers[ev.Worker]; ws != nil {
+			ln.remove(ws, ev.Hashes)
+		} else {
+			ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)))
+		}
+	case KindCleared:
+		if ws := ln.workers[ev.Worker]; ws != nil {
+			ln.clear(ws)
+		}
+		ln.counters.Add(CounterClears, 1)
+	default:
+		err = ErrBadKind
+	}
+	if err != nil {
+		return ln.ix.reject(ev, err, &ln.counters)
+	}
+	ln.counters.Add(CounterEventsApplied, 1)
+	return nil
+}
+
+func (ln *lane) removeWorker(id uint64) {
+	removed := false
+	for w, ws := range ln.workers {
+		if w.ID != id {
+			continue
+		}
+		ln.clear(ws)
+		ln.ix.release(w, ws.slot)
+		delete(ln.workers, w)
+		removed = true
+	}
+	if removed {
+		ln.counters.Add(CounterWorkersRemoved, 1)
+	}
+}

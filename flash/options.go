@@ -1,0 +1,76 @@
+package flash
+
+import "runtime"
+
+// Option configures New.
+type Option func(*settings)
+
+type settings struct {
+	cfg      Config
+	writers  int
+	jump     int
+	queue    int
+	pin      bool
+	onReject func(ev *Event, err error)
+}
+
+const (
+	// DefaultJumpSize is the distance between checkpoints of the jump search.
+	// 32 measured fastest on the Mooncake conversation trace and on the
+	// depth × workers × shape benchmark grid (docs/BENCHMARKS.md): shorter
+	// jumps probe more on full matches, longer ones pay more binary-search
+	// probes per drop-out.
+	DefaultJumpSize = 32
+	// DefaultQueueSize is each writer's queue, in events: enough to absorb a
+	// burst of prefill events from many workers while the writer catches up,
+	// small enough that the copies stay in cache.
+	DefaultQueueSize = 1024
+)
+
+// DefaultWriters returns the default number of writer goroutines: a quarter
+// of the CPUs (events are a fraction of the work; queries run on callers'
+// goroutines), at least 1, at most 8.
+func DefaultWriters() int { return min(8, max(1, runtime.GOMAXPROCS(0)/4)) }
+
+func defaults() settings {
+	return settings{cfg: DefaultConfig(), writers: DefaultWriters(), jump: DefaultJumpSize, queue: DefaultQueueSize, pin: true}
+}
+
+// WithConfig sets the shared settings (block size, bounds) at once.
+func WithConfig(c Config) Option { return func(s *settings) { s.cfg = c.Normalize() } }
+
+// WithBlockSize sets the engine's tokens per block (Match.Tokens = Depth × n).
+func WithBlockSize(n int) Option { return func(s *settings) { s.cfg.BlockSize = n } }
+
+// WithMaxWorkers sets how many workers (DP ranks) may be known at once; it
+// fixes the width of every worker set (rounded up to 64).
+func WithMaxWorkers(n int) Option { return func(s *settings) { s.cfg.MaxWorkers = n } }
+
+// WithMaxDepth bounds block positions.
+func WithMaxDepth(n int) Option { return func(s *settings) { s.cfg.MaxDepth = n } }
+
+// WithMaxBatch bounds the blocks of one event.
+func WithMaxBatch(n int) Option { return func(s *settings) { s.cfg.MaxBatch = n } }
+
+// WithWriters sets the number of writer goroutines. 0 makes the index
+// synchronous: Apply applies the event on the caller's goroutine and returns
+// every rejection.
+func WithWriters(n int) Option { return func(s *settings) { s.writers = max(0, n) } }
+
+// WithJumpSize sets the distance between jump-search checkpoints.
+func WithJumpSize(j int) Option { return func(s *settings) { s.jump = max(1, j) } }
+
+// WithQueueSize sets each writer's queue length in events.
+func WithQueueSize(n int) Option { return func(s *settings) { s.queue = max(1, n) } }
+
+// WithPinning sets whether writer threads are pinned to CPUs (default on;
+// where pinning is not possible it is skipped).
+func WithPinning(on bool) Option { return func(s *settings) { s.pin = on } }
+
+// WithRejectHandler sets a function called with every rejected event and its
+// error, on the goroutine that applied it (a writer, or Apply's caller). The
+// event is valid only during the call; the function must not block or call
+// back into the index.
+func WithRejectHandler(f func(ev *Event, err error)) Option {
+	return func(s *settings) { s.onReject = f }
+}
