@@ -70,8 +70,14 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	} else {
 		f.seqs = dst.SeqScratch(n)
 	}
+	epoch := ix.slotEpoch.Load()
 	f.search(n)
 	dst.probes = f.probes
+	if ix.slotEpoch.Load() != epoch {
+		// A worker left and came back in another slot while the search ran:
+		// it may have been seen in both. Keep one answer per worker.
+		dst.dedupe()
+	}
 }
 
 func (f *finder) search(n int) {

@@ -34,6 +34,7 @@ type Indexer struct {
 	queries   [queryStripes]stripe
 
 	workersMu sync.Mutex
+	slotEpoch atomic.Uint64 // bumped whenever a slot changes hands
 	slots     *bitset.Slots
 	directory atomic.Pointer[map[Worker]int32] // copy-on-write
 	info      []slotInfo                       // by worker slot
@@ -138,10 +139,14 @@ func (ix *Indexer) laneOf(id uint64) *lane {
 func (ix *Indexer) reject(ev *Event, err error, c *Counters) error {
 	c.Reject(err)
 	if ix.onReject != nil {
-		ix.onReject(ev, err)
+		ix.report(*ev, err)
 	}
 	return err
 }
+
+// report hands the reject handler a copy, so that events on the accepted
+// path never escape to the heap.
+func (ix *Indexer) report(ev Event, err error) { ix.onReject(&ev, err) }
 
 // Apply hands ev to its worker's writer (or applies it at once when the
 // index is synchronous). It copies ev: the caller may reuse its slices.
@@ -245,6 +250,7 @@ func (ix *Indexer) intern(w Worker) (int, error) {
 	if !ok {
 		return 0, ErrTooManyWorkers
 	}
+	ix.slotEpoch.Add(1)
 	in := &ix.info[slot]
 	in.id.Store(w.ID)
 	in.rank.Store(w.DPRank)
@@ -264,6 +270,7 @@ func (ix *Indexer) intern(w Worker) (int, error) {
 func (ix *Indexer) release(w Worker, slot int) {
 	ix.workersMu.Lock()
 	defer ix.workersMu.Unlock()
+	ix.slotEpoch.Add(1)
 	ix.info[slot].live.Store(false)
 	ix.info[slot].blocks.Store(0)
 	ix.slots.Free(slot)

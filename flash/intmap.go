@@ -21,6 +21,9 @@ type intMap struct {
 // intMapMinCap: 8 slots; a worker that stores one short prompt stays small.
 const intMapMinCap = 8
 
+// intMapShrinkAbove: tables up to 1024 slots (12 KiB) keep their size.
+const intMapShrinkAbove = 1024
+
 func (m *intMap) init(k0, k1 uint64) {
 	m.k0, m.k1 = k0, k1|1
 	m.alloc(intMapMinCap)
@@ -118,8 +121,10 @@ func (m *intMap) del(k uint64) {
 		}
 	}
 	m.keys[i], m.vals[i] = 0, 0
-	if len(m.keys) > intMapMinCap && m.n*8 < len(m.keys) {
-		m.grow(len(m.keys) / 2)
+	// Shrink only large, mostly empty maps, and by enough that a worker
+	// whose cache fills and drains in cycles does not reallocate each time.
+	if len(m.keys) > intMapShrinkAbove && m.n*16 < len(m.keys) {
+		m.grow(len(m.keys) / 4)
 	}
 }
 

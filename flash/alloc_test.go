@@ -1,0 +1,76 @@
+package flash_test
+
+import (
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+func TestFlash_FindMatchesZeroAllocs(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(256))
+	defer ix.Close()
+	p := flashtest.Seqs(1, 1024)
+	for w := uint64(0); w < 200; w++ {
+		_ = ix.Apply(p.StoreEvent(flash.Worker{ID: w}, 0, 1+int(w*5)%1024, 0))
+	}
+	var sc flash.Scores
+	withSeqs := flash.Query{Locals: p, Seqs: p.Seq()}
+	lazy := flash.Query{Locals: p}
+	ix.FindMatches(lazy, &sc) // grows the scratch once
+	if n := testing.AllocsPerRun(100, func() {
+		ix.FindMatches(withSeqs, &sc)
+		ix.FindMatches(lazy, &sc)
+	}); n != 0 {
+		t.Fatalf("%v allocations per FindMatches", n)
+	}
+	if len(sc.Matches) != 200 {
+		t.Fatalf("%d matches, want 200", len(sc.Matches))
+	}
+}
+
+// steadyEvents stores a prompt on a worker and removes it again: after the
+// first rounds every structure has grown to size and nothing allocates.
+func steadyEvents(ix *flash.Indexer, t *testing.T) {
+	p := flashtest.Seqs(1, 64)
+	w := flash.Worker{ID: 3}
+	store := p.StoreEvent(w, 0, 64, 0)
+	hashes := make([]flash.ExternalHash, 64)
+	for i := range hashes {
+		hashes[i] = p.Hash(i, 0)
+	}
+	remove := flash.RemovedEvent(w, hashes...)
+	other := p.StoreEvent(flash.Worker{ID: 4}, 0, 64, 0) // keeps the shared entries alive
+	_ = ix.Apply(other)
+	round := func() {
+		if err := ix.Apply(store); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Apply(remove); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 50; i++ {
+		round()
+	}
+	ix.Flush()
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Fatalf("%v allocations per store+remove of 64 blocks", n)
+	}
+	ix.Flush()
+	if n := testing.AllocsPerRun(100, ix.Flush); n != 0 {
+		t.Fatalf("%v allocations per Flush of an idle index", n)
+	}
+}
+
+func TestFlash_ApplyZeroAllocsSync(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	steadyEvents(ix, t)
+}
+
+func TestFlash_ApplyZeroAllocsWriters(t *testing.T) {
+	ix := flash.New(flash.WithWriters(1), flash.WithQueueSize(16))
+	defer ix.Close()
+	steadyEvents(ix, t)
+}

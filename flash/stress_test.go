@@ -1,0 +1,132 @@
+package flash_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
+
+// Writers churn some workers while readers query: the workers that do not
+// change must be answered exactly at every moment (slot reuse never shows a
+// reader another entry's workers), and at quiescent points the whole index
+// equals the model.
+func TestFlash_ConcurrentStress(t *testing.T) {
+	rounds, churners := 40, 24
+	if testing.Short() {
+		rounds = 12
+	}
+	cfg := flash.DefaultConfig()
+	cfg.MaxWorkers = 128
+	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(32))
+	defer ix.Close()
+	ref := model.New(cfg)
+	apply := func(ev flash.Event) {
+		if err := ix.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+		_ = ref.Apply(ev)
+	}
+	// Shared prompts with chunk collisions at equal positions.
+	base := flashtest.Seqs(1, 300)
+	prompts := []flashtest.Prompt{base}
+	for i := 0; i < 6; i++ {
+		p := append(flashtest.Prompt{}, base...)
+		p[10+i*37] = flashtest.L(uint64(1000 + i))
+		prompts = append(prompts, p)
+	}
+	// Stable workers: never touched after this.
+	stable := map[flash.Worker]int{}
+	for i := 0; i < 8; i++ {
+		w := flash.Worker{ID: uint64(100 + i)}
+		d := 20 + i*35
+		apply(prompts[0].StoreEvent(w, 0, d, 0))
+		stable[w] = d
+	}
+	ix.Flush()
+
+	var stop atomic.Bool
+	var readers sync.WaitGroup
+	var checked atomic.Int64
+	errs := make(chan string, 4)
+	for r := 0; r < 2; r++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			var sc flash.Scores
+			q := flash.Query{Locals: prompts[0]}
+			for !stop.Load() {
+				ix.FindMatches(q, &sc)
+				got := map[flash.Worker]int{}
+				for _, m := range sc.Matches {
+					if m.Depth < 1 || m.Depth > len(q.Locals) {
+						errs <- fmt.Sprintf("depth %d", m.Depth)
+						return
+					}
+					if _, dup := got[m.Worker]; dup {
+						errs <- fmt.Sprintf("worker %v twice", m.Worker)
+						return
+					}
+					got[m.Worker] = m.Depth
+				}
+				for w, d := range stable {
+					if got[w] != d {
+						errs <- fmt.Sprintf("stable worker %v: depth %d, want %d", w, got[w], d)
+						return
+					}
+				}
+				checked.Add(1)
+			}
+		}()
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	var sc, rsc flash.Scores
+	for round := 0; round < rounds; round++ {
+		for i := 0; i < 200; i++ {
+			w := flash.Worker{ID: uint64(r.IntN(churners)), DPRank: uint32(r.IntN(2))}
+			p := prompts[r.IntN(len(prompts))]
+			switch k := r.IntN(20); {
+			case k < 10:
+				from := 0
+				if r.IntN(2) == 0 {
+					from = r.IntN(len(p))
+				}
+				apply(p.StoreEvent(w, from, min(len(p), from+1+r.IntN(60)), 0))
+			case k < 17:
+				apply(flash.RemovedEvent(w, p.Hash(r.IntN(len(p)), 0), p.Hash(r.IntN(len(p)), 0)))
+			case k < 19:
+				apply(flash.ClearedEvent(w))
+			default:
+				_ = ix.RemoveWorker(w.ID)
+				_ = ref.RemoveWorker(w.ID)
+			}
+		}
+		// A quiescent point: everything applied, compare with the model.
+		ix.Flush()
+		for _, p := range prompts {
+			q := flash.Query{Locals: p}
+			ix.FindMatches(q, &sc)
+			ref.FindMatches(q, &rsc)
+			sc.Sort()
+			rsc.Sort()
+			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
+				t.Fatalf("round %d: got %v\nmodel %v", round, sc.Matches, rsc.Matches)
+			}
+		}
+	}
+	stop.Store(true)
+	readers.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if checked.Load() == 0 {
+		t.Fatal("readers checked nothing")
+	}
+	t.Logf("%d concurrent queries checked", checked.Load())
+}
