@@ -56,6 +56,7 @@ type Arena struct {
 	next       uint64  // next global slot index never handed out (under mu)
 	slabCount  int     // slabs reserved (under mu)
 	pool       [][]Ref // free chunks handed back by allocators (under mu)
+	spare      [][]Ref // emptied chunk buffers, reused by handbacks (under mu)
 	allocators []*Allocator
 	reserved   atomic.Uint64 // slots in reserved slabs
 }
@@ -135,7 +136,7 @@ type Stats struct {
 	SlotBytes     int // bytes per slot
 	ReservedSlots uint64
 	LiveSlots     uint64
-	FreeSlots     uint64 // on free lists, reusable
+	FreeSlots     uint64 // reserved by allocators and not live: reusable
 	ReservedBytes uint64
 	LiveBytes     uint64
 }
@@ -148,11 +149,10 @@ func (a *Arena) Stats() Stats {
 	s := Stats{SlotBytes: a.stride * 8, ReservedSlots: a.reserved.Load()}
 	for _, al := range a.allocators {
 		s.LiveSlots += uint64(al.live.Load())
-		s.FreeSlots += uint64(al.freeN.Load())
 	}
-	for _, p := range a.pool {
-		s.FreeSlots += uint64(len(p))
-	}
+	// Handed to allocators and not live: on free lists, in the shared pool,
+	// or in an allocator's reserved chunk.
+	s.FreeSlots = a.next - s.LiveSlots
 	s.ReservedBytes = s.ReservedSlots * uint64(s.SlotBytes)
 	s.LiveBytes = s.LiveSlots * uint64(s.SlotBytes)
 	return s
@@ -164,7 +164,6 @@ type Allocator struct {
 	free     []Ref
 	cur, end uint64 // bump range of global indexes
 	live     atomic.Int64
-	freeN    atomic.Int64
 }
 
 // NewAllocator returns an allocator for one writer.
@@ -182,6 +181,7 @@ func (al *Allocator) refill() {
 	defer a.mu.Unlock()
 	if n := len(a.pool); n > 0 {
 		al.free = append(al.free, a.pool[n-1]...)
+		a.spare = append(a.spare, a.pool[n-1][:0])
 		a.pool[n-1] = nil
 		a.pool = a.pool[:n-1]
 		return
@@ -209,19 +209,22 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle {
 	}
 	s := al.a.Slot(r)
 	v := Version(s)
-	if v&1 == 0 { // a fresh slot: mark it being initialized
+	if v&1 == 0 { // a fresh slot, never handed out: no reader has a handle to it
 		v++
-		atomic.StoreUint64(&s[WordVersion], v)
+		initWord(&s[WordVersion], v)
 	}
-	atomic.StoreUint64(&s[WordSeq], seq)
-	atomic.StoreUint64(&s[WordNext], uint64(next))
+	initWord(&s[WordSeq], seq)
+	initWord(&s[WordNext], uint64(next))
 	for i := Header; i < len(s); i++ {
-		atomic.StoreUint64(&s[i], 0)
+		// Entries are freed empty and fresh slabs are zero: this store is
+		// almost never needed.
+		if atomic.LoadUint64(&s[i]) != 0 {
+			initWord(&s[i], 0)
+		}
 	}
 	v++
 	atomic.StoreUint64(&s[WordVersion], v) // publish
 	al.live.Add(1)
-	al.freeN.Store(int64(len(al.free)))
 	return Handle(uint64(uint32(v))<<32 | uint64(r))
 }
 
@@ -238,13 +241,16 @@ func (al *Allocator) Free(h Handle) bool {
 	al.free = append(al.free, h.Ref())
 	al.live.Add(-1)
 	if len(al.free) >= poolThreshold {
-		give := make([]Ref, chunk)
-		copy(give, al.free[len(al.free)-chunk:])
+		a := al.a
+		a.mu.Lock()
+		var give []Ref
+		if n := len(a.spare); n > 0 {
+			give, a.spare = a.spare[n-1], a.spare[:n-1]
+		}
+		give = append(give, al.free[len(al.free)-chunk:]...)
 		al.free = al.free[:len(al.free)-chunk]
-		al.a.mu.Lock()
-		al.a.pool = append(al.a.pool, give)
-		al.a.mu.Unlock()
+		a.pool = append(a.pool, give)
+		a.mu.Unlock()
 	}
-	al.freeN.Store(int64(len(al.free)))
 	return true
 }

@@ -171,19 +171,36 @@ func (ix *Indexer) probeOnce(pos int, local LocalHash, seq SeqHash, mask, out []
 	return 0, true
 }
 
-// emit adds every worker of s with the given depth.
+// emit adds every worker of s with the given depth. It writes the fields in
+// place: building each Match on the stack and copying it costs a store-
+// forwarding stall per worker, which dominated queries matching many workers.
 func (f *finder) emit(s []uint64, depth int) {
 	ix := f.ix
-	for i := bitset.Next(s, 0); i >= 0; i = bitset.Next(s, i+1) {
-		in := &ix.info[i]
-		if !in.live.Load() {
-			continue
-		}
-		f.dst.Matches = append(f.dst.Matches, Match{
-			Worker: Worker{ID: in.id.Load(), DPRank: in.rank.Load()},
-			Depth:  depth,
-			Tokens: depth * ix.cfg.BlockSize,
-			Blocks: int(in.blocks.Load()),
-		})
+	ms := f.dst.Matches
+	n := len(ms)
+	if need := n + bitset.Count(s); need > cap(ms) {
+		ms = append(ms[:cap(ms)], make([]Match, need-cap(ms))...)
 	}
+	ms = ms[:cap(ms)]
+	tokens := depth * ix.cfg.BlockSize
+	// Word by word, clearing the lowest bit: the loop carries one AND, not
+	// a search from the last index.
+	for wi, word := range s {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			in := &ix.info[i]
+			if !in.live.Load() || n >= len(ms) {
+				continue
+			}
+			m := &ms[n]
+			m.Worker.ID = in.id.Load()
+			m.Worker.DPRank = in.rank.Load()
+			m.Depth = depth
+			m.Tokens = tokens
+			m.Blocks = int(in.blocks.Load())
+			n++
+		}
+	}
+	f.dst.Matches = ms[:n]
 }

@@ -28,6 +28,9 @@ type Indexer struct {
 	tab   *shardmap.Map
 	lanes []*lane
 	sync  bool
+	// solo: one lane writes everything, so the shared structures have a
+	// single writer and need no shard locks.
+	solo bool
 
 	closed    atomic.Bool
 	admission Counters
@@ -95,6 +98,7 @@ func New(opts ...Option) *Indexer {
 	}
 	ix.directory.Store(&map[Worker]int32{})
 	n := max(1, s.writers)
+	ix.solo = n == 1
 	var cpus []int
 	if !ix.sync && s.pin {
 		cpus = planCPUs(n)
@@ -284,10 +288,18 @@ func (ix *Indexer) release(w Worker, slot int) {
 	ix.directory.Store(&dir)
 }
 
+// lock opens the shared entry (pos, local) for writing.
+func (ix *Indexer) lock(pos int, local LocalHash) shardmap.Locked {
+	if ix.solo {
+		return ix.tab.Exclusive(pos, uint64(local))
+	}
+	return ix.tab.Lock(pos, uint64(local))
+}
+
 // attach sets worker slot w in the shared entry (pos, local, seq), creating
 // the entry if needed, and returns its handle.
 func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) arena.Handle {
-	l := ix.tab.Lock(pos, uint64(local))
+	l := ix.lock(pos, local)
 	head := arena.Handle(l.Get())
 	for h := head; h != 0; {
 		s := ix.ar.Slot(h.Ref())
@@ -308,7 +320,7 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 // detach clears worker slot w in the shared entry h at (pos, local); the
 // last worker out unlinks and frees the entry.
 func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, h arena.Handle, w int) {
-	l := ix.tab.Lock(pos, uint64(local))
+	l := ix.lock(pos, local)
 	s := ix.ar.Slot(h.Ref())
 	b := arena.Bits(s)
 	if !bitset.AtomicClear(b, w) || !bitset.IsZero(b) {

@@ -9,13 +9,17 @@ import "math/bits"
 // its live keys. Keys are placed by a keyed hash: sequence hashes derive from
 // user prompts.
 type intMap struct {
-	keys   []uint64
-	vals   []uint32
+	slots  []imSlot // key and value side by side: a lookup touches one line
 	mask   uint64
 	n      int
 	hasZ   bool // key 0 lives outside the table
 	zv     uint32
 	k0, k1 uint64
+}
+
+type imSlot struct {
+	key uint64
+	val uint32
 }
 
 // intMapMinCap: 8 slots; a worker that stores one short prompt stays small.
@@ -30,8 +34,7 @@ func (m *intMap) init(k0, k1 uint64) {
 }
 
 func (m *intMap) alloc(c int) {
-	m.keys = make([]uint64, c)
-	m.vals = make([]uint32, c)
+	m.slots = make([]imSlot, c)
 	m.mask = uint64(c - 1)
 }
 
@@ -47,9 +50,9 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 		return m.zv, m.hasZ
 	}
 	for i := m.slot(k); ; i = (i + 1) & m.mask {
-		switch m.keys[i] {
+		switch e := &m.slots[i]; e.key {
 		case k:
-			return m.vals[i], true
+			return e.val, true
 		case 0:
 			return 0, false
 		}
@@ -64,16 +67,16 @@ func (m *intMap) put(k uint64, v uint32) {
 		m.hasZ, m.zv = true, v
 		return
 	}
-	if (m.n+1)*4 > len(m.keys)*3 {
-		m.grow(2 * len(m.keys))
+	if (m.n+1)*4 > len(m.slots)*3 {
+		m.grow(2 * len(m.slots))
 	}
 	for i := m.slot(k); ; i = (i + 1) & m.mask {
-		switch m.keys[i] {
+		switch e := &m.slots[i]; e.key {
 		case k:
-			m.vals[i] = v
+			e.val = v
 			return
 		case 0:
-			m.keys[i], m.vals[i] = k, v
+			e.key, e.val = k, v
 			m.n++
 			return
 		}
@@ -81,17 +84,17 @@ func (m *intMap) put(k uint64, v uint32) {
 }
 
 func (m *intMap) grow(c int) {
-	keys, vals := m.keys, m.vals
+	old := m.slots
 	m.alloc(c)
-	for i, k := range keys {
-		if k == 0 {
+	for _, e := range old {
+		if e.key == 0 {
 			continue
 		}
-		j := m.slot(k)
-		for m.keys[j] != 0 {
+		j := m.slot(e.key)
+		for m.slots[j].key != 0 {
 			j = (j + 1) & m.mask
 		}
-		m.keys[j], m.vals[j] = k, vals[i]
+		m.slots[j] = e
 	}
 }
 
@@ -104,8 +107,8 @@ func (m *intMap) del(k uint64) {
 		return
 	}
 	i := m.slot(k)
-	for m.keys[i] != k {
-		if m.keys[i] == 0 {
+	for m.slots[i].key != k {
+		if m.slots[i].key == 0 {
 			return
 		}
 		i = (i + 1) & m.mask
@@ -113,29 +116,29 @@ func (m *intMap) del(k uint64) {
 	m.n--
 	// Backward-shift: move later members of the cluster into the hole when
 	// their home slot does not lie cyclically in (hole, their slot].
-	for j := (i + 1) & m.mask; m.keys[j] != 0; j = (j + 1) & m.mask {
-		home := m.slot(m.keys[j])
+	for j := (i + 1) & m.mask; m.slots[j].key != 0; j = (j + 1) & m.mask {
+		home := m.slot(m.slots[j].key)
 		if (j-home)&m.mask >= (j-i)&m.mask {
-			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+			m.slots[i] = m.slots[j]
 			i = j
 		}
 	}
-	m.keys[i], m.vals[i] = 0, 0
+	m.slots[i] = imSlot{}
 	// Shrink only large, mostly empty maps, and by enough that a worker
 	// whose cache fills and drains in cycles does not reallocate each time.
-	if len(m.keys) > intMapShrinkAbove && m.n*16 < len(m.keys) {
-		m.grow(len(m.keys) / 4)
+	if len(m.slots) > intMapShrinkAbove && m.n*16 < len(m.slots) {
+		m.grow(len(m.slots) / 4)
 	}
 }
 
 // reset empties the map, keeping its memory when it is small.
 func (m *intMap) reset() {
 	m.n, m.hasZ = 0, false
-	if len(m.keys) > 1024 {
+	if len(m.slots) > 1024 {
 		m.alloc(intMapMinCap)
 		return
 	}
-	clear(m.keys)
+	clear(m.slots)
 }
 
 // each calls f for every key and value.
@@ -143,9 +146,9 @@ func (m *intMap) each(f func(k uint64, v uint32)) {
 	if m.hasZ {
 		f(0, m.zv)
 	}
-	for i, k := range m.keys {
-		if k != 0 {
-			f(k, m.vals[i])
+	for _, e := range m.slots {
+		if e.key != 0 {
+			f(e.key, e.val)
 		}
 	}
 }

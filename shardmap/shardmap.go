@@ -55,12 +55,13 @@ func (t *table) val(i uint64) *uint64 { return (*uint64)(unsafe.Add(t.base, i*16
 
 func (t *table) capacity() int { return int(t.mask + 1) }
 
+// shard is the writer side of one shard: its lock and where its table
+// pointer lives (the level's array, or the Map's hot array).
 type shard struct {
 	mu  sync.Mutex
-	tab *atomic.Pointer[table] // own, or the Map's hot slot for early positions
-	own atomic.Pointer[table]
+	tab *atomic.Pointer[table]
 	// pad keeps two writers' shards off one cache line.
-	_ [64 - 8 - 8 - 8]byte
+	_ [64 - 8 - 8]byte
 }
 
 // maxShardBits bounds the shards per position, so a level's shards are an
@@ -68,6 +69,7 @@ type shard struct {
 const maxShardBits = 3
 
 type level struct {
+	tabs   [1 << maxShardBits]atomic.Pointer[table] // read side, one line
 	shards [1 << maxShardBits]shard
 }
 
@@ -88,14 +90,15 @@ type Map struct {
 
 	// hot holds the tables of the first hotPositions positions inline, so a
 	// lookup there costs three dependent loads (table pointer, table header,
-	// slot) instead of five: every query starts at position 0 and most
+	// bucket) instead of five: every query starts at position 0 and most
 	// stored blocks sit at early positions.
 	hot [hotPositions << maxShardBits]atomic.Pointer[table]
 }
 
-// hotPositions: 128 positions × 8 shards × 8 bytes = 8 KiB per map; the
-// first 128 blocks cover 64K tokens at block size 512 and 2K at block size 16.
-const hotPositions = 128
+// hotPositions: 1024 positions × 8 shards × 8 bytes = 64 KiB per map; the
+// first 1024 blocks cover 512K tokens at block size 512 and 16K at block
+// size 16, the depth of nearly every prompt served today.
+const hotPositions = 1024
 
 // Option configures a Map.
 type Option func(*Map)
@@ -153,7 +156,7 @@ func (m *Map) Get(pos int, key uint64) uint64 {
 		if uint(pos) >= uint(len(d.levels)) {
 			return 0
 		}
-		t = m.shardOf(d.levels[pos], h).tab.Load()
+		t = d.levels[pos].tabs[(h>>(64-maxShardBits))&m.shardMask].Load()
 	}
 	if t == nil {
 		return 0
@@ -205,7 +208,7 @@ func (m *Map) level(pos int) *level {
 	for i := len(d.levels); i < n; i++ {
 		lv := &level{}
 		for j := range lv.shards {
-			lv.shards[j].tab = &lv.shards[j].own
+			lv.shards[j].tab = &lv.tabs[j]
 			if i < hotPositions {
 				lv.shards[j].tab = &m.hot[i<<maxShardBits|j]
 			}
@@ -224,7 +227,8 @@ func (m *Map) level(pos int) *level {
 //	l.Unlock()
 type Locked struct {
 	m   *Map
-	sh  *shard
+	tab *atomic.Pointer[table]
+	mu  *sync.Mutex // nil for Exclusive
 	key uint64
 	h   uint64
 }
@@ -235,15 +239,35 @@ func (m *Map) Lock(pos int, key uint64) Locked {
 	h := m.hash(key)
 	sh := m.shardOf(m.level(pos), h)
 	sh.mu.Lock()
-	return Locked{m: m, sh: sh, key: key, h: h}
+	return Locked{m: m, tab: sh.tab, mu: &sh.mu, key: key, h: h}
+}
+
+// Exclusive is Lock for a map with a single writer: it takes no lock, and
+// saves the lock's cache line and atomic operation on every write. The
+// caller guarantees that no other goroutine writes the map meanwhile (readers
+// may run). Unlock of its result does nothing.
+func (m *Map) Exclusive(pos int, key uint64) Locked {
+	h := m.hash(key)
+	var tab *atomic.Pointer[table]
+	if uint(pos) < hotPositions {
+		m.level(pos) // the level must exist for later Lock and Stats calls
+		tab = &m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask]
+	} else {
+		tab = m.shardOf(m.level(pos), h).tab
+	}
+	return Locked{m: m, tab: tab, key: key, h: h}
 }
 
 // Unlock releases the shard.
-func (l Locked) Unlock() { l.sh.mu.Unlock() }
+func (l Locked) Unlock() {
+	if l.mu != nil {
+		l.mu.Unlock()
+	}
+}
 
 // Get returns the key's value, or 0.
 func (l Locked) Get() uint64 {
-	t := l.sh.tab.Load()
+	t := l.tab.Load()
 	if t == nil {
 		return 0
 	}
@@ -271,13 +295,13 @@ func (t *table) find(key, h uint64) (uint64, bool) {
 
 // Put sets the key's value; 0 deletes the key.
 func (l Locked) Put(val uint64) {
-	t := l.sh.tab.Load()
+	t := l.tab.Load()
 	if t == nil {
 		if val == 0 {
 			return
 		}
 		t = newTable(l.m.initCap)
-		l.sh.tab.Store(t)
+		l.tab.Store(t)
 	}
 	if l.key == 0 {
 		old := t.zero.Swap(val)
@@ -312,8 +336,12 @@ func b2i(b bool) int {
 	return 0
 }
 
+// shrinkAbove: tables up to 64 slots (1 KiB) never shrink, so a shard
+// whose few keys come and go does not reallocate on every cycle.
+const shrinkAbove = 64
+
 func (l Locked) maybeShrink(t *table) {
-	if t.live*8 < t.capacity() && t.capacity() > l.m.initCap {
+	if t.live*16 < t.capacity() && t.capacity() > max(shrinkAbove, l.m.initCap) {
 		l.rebuild(t, t.live)
 	}
 }
@@ -338,7 +366,7 @@ func (l Locked) rebuild(t *table, need int) *table {
 		nt.used++
 		nt.live++
 	}
-	l.sh.tab.Store(nt)
+	l.tab.Store(nt)
 	return nt
 }
 

@@ -1,0 +1,172 @@
+package flash_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/zeebo/xxh3"
+)
+
+// traceRequests loads the Mooncake conversation trace as hash-id lists, or
+// skips when the shared notes are not beside the repository.
+func traceRequests(b *testing.B) [][]uint64 {
+	path := os.Getenv("FLASH_TRACE")
+	if path == "" {
+		path = "../../shared/traces/conversation_trace.jsonl"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skipf("trace not found (%v); set FLASH_TRACE", err)
+	}
+	defer f.Close()
+	var reqs [][]uint64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r struct {
+			HashIDs []uint64 `json:"hash_ids"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			b.Fatal(err)
+		}
+		reqs = append(reqs, r.HashIDs)
+	}
+	return reqs
+}
+
+type traceWorkload struct {
+	events  []flash.Event
+	queries []flash.Query
+	stored  int // blocks in all events
+	queried int
+}
+
+// newTraceWorkload: one block per trace id, 16 workers round-robin, every
+// request stored on its worker, then every request queried.
+func newTraceWorkload(reqs [][]uint64, workers int) *traceWorkload {
+	tw := &traceWorkload{}
+	for i, ids := range reqs {
+		blocks := make([]flash.Block, len(ids))
+		locals := make([]flash.LocalHash, len(ids))
+		for j, id := range ids {
+			var b [8]byte
+			for k := range b {
+				b[k] = byte(id >> (8 * k))
+			}
+			locals[j] = flash.LocalHash(xxh3.HashSeed(b[:], flash.Seed))
+			blocks[j] = flash.Block{Hash: flash.ExternalHash(id + 1), Local: locals[j]}
+		}
+		tw.events = append(tw.events, flash.StoredEvent(flash.Worker{ID: uint64(i % workers)}, blocks...))
+		tw.queries = append(tw.queries, flash.Query{Locals: locals, Seqs: flash.ChainLocals(nil, locals)})
+		tw.stored += len(ids)
+		tw.queried += len(ids)
+	}
+	return tw
+}
+
+// naiveIndex is the seed's first generation as a Go engineer would write it:
+// worker → local hash → set of sequence hashes.
+type naiveIndex map[flash.Worker]map[flash.LocalHash]map[flash.SeqHash]struct{}
+
+func (n naiveIndex) store(ev *flash.Event, seqs []flash.SeqHash) {
+	m := n[ev.Worker]
+	if m == nil {
+		m = map[flash.LocalHash]map[flash.SeqHash]struct{}{}
+		n[ev.Worker] = m
+	}
+	for i, b := range ev.Blocks {
+		s := m[b.Local]
+		if s == nil {
+			s = map[flash.SeqHash]struct{}{}
+			m[b.Local] = s
+		}
+		s[seqs[i]] = struct{}{}
+	}
+}
+
+func (n naiveIndex) find(q flash.Query, dst *flash.Scores) {
+	dst.Reset()
+	for w, m := range n {
+		d := 0
+		for d < len(q.Locals) {
+			if _, ok := m[q.Locals[d]][q.Seqs[d]]; !ok {
+				break
+			}
+			d++
+		}
+		if d > 0 {
+			dst.Add(flash.Match{Worker: w, Depth: d})
+		}
+	}
+}
+
+// BenchmarkTrace measures the workload of the project's goal table: store
+// every request of the conversation trace (one block per trace id, 16
+// workers round-robin), then query every request; block-ops/s of each phase,
+// for flash and the naive nested map, in one run.
+func BenchmarkTrace(b *testing.B) {
+	reqs := traceRequests(b)
+	tw := newTraceWorkload(reqs, 16)
+	for _, j := range []int{16, 32, 64} {
+		b.Run(fmt.Sprintf("impl=flash/jump=%d/phase=store", j), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				ix := flash.New(flash.WithWriters(0), flash.WithJumpSize(j), flash.WithBlockSize(512), flash.WithMaxWorkers(64))
+				b.StartTimer()
+				for i := range tw.events {
+					_ = ix.Apply(tw.events[i])
+				}
+				b.StopTimer()
+				ix.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
+		})
+		b.Run(fmt.Sprintf("impl=flash/jump=%d/phase=find", j), func(b *testing.B) {
+			ix := flash.New(flash.WithWriters(0), flash.WithJumpSize(j), flash.WithBlockSize(512), flash.WithMaxWorkers(64))
+			defer ix.Close()
+			for i := range tw.events {
+				_ = ix.Apply(tw.events[i])
+			}
+			var sc flash.Scores
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for _, q := range tw.queries {
+					ix.FindMatches(q, &sc)
+				}
+			}
+			b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
+		})
+	}
+	b.Run("impl=naive/phase=store", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n := naiveIndex{}
+			for i := range tw.events {
+				n.store(&tw.events[i], tw.queries[i].Seqs)
+			}
+		}
+		b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
+	})
+	b.Run("impl=naive/phase=find", func(b *testing.B) {
+		n := naiveIndex{}
+		for i := range tw.events {
+			n.store(&tw.events[i], tw.queries[i].Seqs)
+		}
+		var sc flash.Scores
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			for _, q := range tw.queries {
+				n.find(q, &sc)
+			}
+		}
+		b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
+	})
+}
