@@ -297,16 +297,21 @@ func (ix *Indexer) lock(pos int, local LocalHash) shardmap.Locked {
 }
 
 // attach sets worker slot w in the shared entry (pos, local, seq), creating
-// the entry if needed, and returns its handle.
-func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) arena.Handle {
+// the entry if needed, and returns its handle and whether the bit was set
+// already.
+func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) (arena.Handle, bool) {
 	l := ix.lock(pos, local)
 	head := arena.Handle(l.Get())
 	for h := head; h != 0; {
 		s := ix.ar.Slot(h.Ref())
 		if arena.Seq(s) == uint64(seq) {
-			bitset.AtomicSet(arena.Bits(s), w)
+			b := arena.Bits(s)
+			had := bitset.AtomicTest(b, w)
+			if !had {
+				bitset.AtomicSet(b, w)
+			}
 			l.Unlock()
-			return h
+			return h, had
 		}
 		h = arena.Next(s)
 	}
@@ -314,7 +319,7 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 	bitset.AtomicSet(arena.Bits(ix.ar.Slot(h.Ref())), w)
 	l.Put(uint64(h))
 	l.Unlock()
-	return h
+	return h, false
 }
 
 // detach clears worker slot w in the shared entry h at (pos, local); the

@@ -1,6 +1,10 @@
 package flash
 
-import "github.com/flashindexer/flashindexer/arena"
+import (
+	"math/bits"
+
+	"github.com/flashindexer/flashindexer/arena"
+)
 
 // node is one content (position, sequence hash) a worker holds or held: the
 // worker's private view of a block. Nodes form a forest by parent content.
@@ -24,34 +28,92 @@ type node struct {
 	prev     uint32
 	refs     uint32
 	attached bool
+	live     bool // in use (not on the free list)
 }
 
+// nodeChunkBits: nodes live in chunks of 1024 (56 KiB), so a growing worker
+// never copies its nodes and a node's index stays valid.
+const nodeChunkBits = 10
+
 // workerState is the private state of one worker, owned by its lane.
+//
+// A worker starts simple: every node it has is held and attached, so a
+// content it holds is exactly one whose shared entry has its bit set, and
+// storing a block needs one private lookup (the engine id). The first ghost,
+// detached node or second engine id for one content makes it complex: from
+// then on (until Cleared) a content map finds nodes by (position, sequence
+// hash).
 type workerState struct {
 	w       Worker
 	slot    int
 	ext     intMap // external hash → node index
-	content intMap // sequence hash → node index
-	nodes   []node
+	complex bool
+	content intMap // contentKey → node index, while complex
+	chunks  [][]node
+	n       uint32 // nodes ever used: chunks hold [0, n)
 	free    []uint32
 }
 
 func (ln *lane) newWorker(w Worker, slot int) *workerState {
 	ws := &workerState{w: w, slot: slot}
 	ws.ext.init(ln.ix.k0, ln.ix.k1)
-	ws.content.init(ln.ix.k1, ln.ix.k0)
 	return ws
 }
 
+func (ws *workerState) node(i uint32) *node {
+	return &ws.chunks[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
+}
+
 func (ws *workerState) newNode(n node) uint32 {
+	n.live = true
 	if k := len(ws.free); k > 0 {
 		i := ws.free[k-1]
 		ws.free = ws.free[:k-1]
-		ws.nodes[i] = n
+		*ws.node(i) = n
 		return i
 	}
-	ws.nodes = append(ws.nodes, n)
-	return uint32(len(ws.nodes) - 1)
+	i := ws.n
+	if int(i>>nodeChunkBits) == len(ws.chunks) {
+		ws.chunks = append(ws.chunks, make([]node, 1<<nodeChunkBits))
+	}
+	ws.n++
+	*ws.node(i) = n
+	return i
+}
+
+// contentKey identifies a content in the content map: the sequence hash
+// mixed with the position, so that equal sequence hashes at two positions
+// stay two contents, as the definition has them.
+func contentKey(pos uint32, seq SeqHash) uint64 {
+	return uint64(seq) ^ bits.RotateLeft64(uint64(pos)*0x9E3779B97F4A7C15, 17)
+}
+
+// makeComplex builds the content map from every node in use.
+func (ln *lane) makeComplex(ws *workerState) {
+	if ws.complex {
+		return
+	}
+	ws.complex = true
+	ws.content.init(ln.ix.k1, ln.ix.k0)
+	for i := uint32(0); i < ws.n; i++ {
+		if n := ws.node(i); n.live {
+			ws.content.put(contentKey(n.pos, n.seq), i)
+		}
+	}
+}
+
+// link makes node i a child of node parent-1 (parent 0: a root).
+func (ws *workerState) link(i, parent uint32) {
+	if parent == 0 {
+		return
+	}
+	pn := ws.node(parent - 1)
+	n := ws.node(i)
+	n.next = pn.child
+	if pn.child != 0 {
+		ws.node(pn.child - 1).prev = i + 1
+	}
+	pn.child = i + 1
 }
 
 // store validates a Stored event whole, then applies it.
@@ -67,7 +129,7 @@ func (ln *lane) store(ev *Event) error {
 		if !ok {
 			return ErrUnknownParent
 		}
-		p := &ws.nodes[pi]
+		p := ws.node(pi)
 		pos, prevSeq, parent = int(p.pos)+1, p.seq, pi+1
 	}
 	if pos+len(ev.Blocks) > ix.cfg.MaxDepth {
@@ -90,14 +152,11 @@ func (ln *lane) store(ev *Event) error {
 		pending[i] = pendingBlock{seq: seq}
 		if ws != nil {
 			if ni, ok := ws.ext.get(uint64(b.Hash)); ok {
-				n := &ws.nodes[ni]
+				n := ws.node(ni)
 				if int(n.pos) != pos+i || n.seq != seq {
 					return ErrHashConflict
 				}
 				pending[i].dup = true
-			}
-			if ci, ok := ws.content.get(uint64(seq)); ok && int(ws.nodes[ci].pos) != pos+i {
-				return ErrHashConflict // a sequence-hash collision across positions
 			}
 		}
 		// The same engine id twice in one batch would sit at two positions.
@@ -130,32 +189,46 @@ func (ln *lane) store(ev *Event) error {
 			parent = ni + 1
 			continue
 		}
-		ni, ok := ws.content.get(uint64(p.seq))
-		if !ok {
-			ni = ws.newNode(node{seq: p.seq, local: b.Local, pos: uint32(pos + i), parent: parent})
-			if parent != 0 {
-				pn := &ws.nodes[parent-1]
-				ws.nodes[ni].next = pn.child
-				if pn.child != 0 {
-					ws.nodes[pn.child-1].prev = ni + 1
-				}
-				pn.child = ni + 1
-			}
-			ws.content.put(uint64(p.seq), ni)
-		}
-		ws.ext.put(uint64(b.Hash), ni)
 		stored++
-		n := &ws.nodes[ni]
-		n.refs++
-		if n.refs == 1 && (n.parent == 0 || ws.nodes[n.parent-1].attached) {
-			ln.attachSubtree(ws, ni)
-		}
+		ni := ln.storeBlock(ws, b, uint32(pos+i), p.seq, parent)
 		parent = ni + 1
 	}
 	ln.counters.Add(CounterBlocksStored, uint64(stored))
 	ln.counters.Add(CounterBlocksDuplicate, uint64(len(ev.Blocks)-stored))
 	ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))
 	return nil
+}
+
+// storeBlock adds engine id b.Hash for the content (pos, seq) under node
+// parent-1 and returns the content's node.
+func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, parent uint32) uint32 {
+	if !ws.complex {
+		// Simple: every node is attached, so the parent is, and the shared
+		// entry's bit says whether the worker holds this content already.
+		h, had := ln.ix.attach(ln.alloc, int(pos), b.Local, seq, ws.slot)
+		if !had {
+			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, refs: 1, attached: true, handle: h})
+			ws.link(ni, parent)
+			ws.ext.put(uint64(b.Hash), ni)
+			return ni
+		}
+		// A second engine id for content the worker holds.
+		ln.makeComplex(ws)
+	}
+	key := contentKey(pos, seq)
+	ni, ok := ws.content.get(key)
+	if !ok {
+		ni = ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent})
+		ws.link(ni, parent)
+		ws.content.put(key, ni)
+	}
+	ws.ext.put(uint64(b.Hash), ni)
+	n := ws.node(ni)
+	n.refs++
+	if n.refs == 1 && (n.parent == 0 || ws.node(n.parent-1).attached) {
+		ln.attachSubtree(ws, ni)
+	}
+	return ni
 }
 
 // attachSubtree attaches node i and every held descendant reachable through
@@ -165,11 +238,11 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 	for len(st) > 0 {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
-		n := &ws.nodes[k]
-		n.handle = ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+		n := ws.node(k)
+		n.handle, _ = ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
 		n.attached = true
-		for c := n.child; c != 0; c = ws.nodes[c-1].next {
-			if cn := &ws.nodes[c-1]; cn.refs > 0 && !cn.attached {
+		for c := n.child; c != 0; c = ws.node(c - 1).next {
+			if cn := ws.node(c - 1); cn.refs > 0 && !cn.attached {
 				st = append(st, c-1)
 			}
 		}
@@ -183,14 +256,14 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 	for len(st) > 0 {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
-		n := &ws.nodes[k]
+		n := ws.node(k)
 		if !n.attached {
 			continue
 		}
 		ln.ix.detach(ln.alloc, int(n.pos), n.local, n.handle, ws.slot)
 		n.attached, n.handle = false, 0
-		for c := n.child; c != 0; c = ws.nodes[c-1].next {
-			if ws.nodes[c-1].attached {
+		for c := n.child; c != 0; c = ws.node(c - 1).next {
+			if ws.node(c - 1).attached {
 				st = append(st, c-1)
 			}
 		}
@@ -207,10 +280,15 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 		}
 		ws.ext.del(uint64(h))
 		removed++
-		n := &ws.nodes[ni]
+		n := ws.node(ni)
 		n.refs--
 		if n.refs > 0 {
 			continue
+		}
+		if n.child != 0 {
+			// It stays as a ghost, and its held descendants lose their
+			// attachment: the worker is no longer simple.
+			ln.makeComplex(ws)
 		}
 		if n.attached {
 			ln.detachSubtree(ws, ni)
@@ -226,23 +304,25 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 // children left.
 func (ws *workerState) collect(i uint32) {
 	for {
-		n := &ws.nodes[i]
+		n := ws.node(i)
 		if n.refs > 0 || n.child != 0 {
 			return
 		}
 		parent := n.parent
 		if parent != 0 {
-			pn := &ws.nodes[parent-1]
+			pn := ws.node(parent - 1)
 			if n.prev != 0 {
-				ws.nodes[n.prev-1].next = n.next
+				ws.node(n.prev - 1).next = n.next
 			} else {
 				pn.child = n.next
 			}
 			if n.next != 0 {
-				ws.nodes[n.next-1].prev = n.prev
+				ws.node(n.next - 1).prev = n.prev
 			}
 		}
-		ws.content.del(uint64(n.seq))
+		if ws.complex {
+			ws.content.del(contentKey(n.pos, n.seq))
+		}
 		*n = node{}
 		ws.free = append(ws.free, i)
 		if parent == 0 {
@@ -252,15 +332,21 @@ func (ws *workerState) collect(i uint32) {
 	}
 }
 
-// clear drops everything the worker holds; it keeps its slot.
+// clear drops everything the worker holds; it keeps its slot and becomes
+// simple again.
 func (ln *lane) clear(ws *workerState) {
-	for i := range ws.nodes {
-		if n := &ws.nodes[i]; n.attached {
+	for i := uint32(0); i < ws.n; i++ {
+		if n := ws.node(i); n.attached {
 			ln.ix.detach(ln.alloc, int(n.pos), n.local, n.handle, ws.slot)
 		}
+		*ws.node(i) = node{}
 	}
-	ws.nodes, ws.free = ws.nodes[:0], ws.free[:0]
+	ws.n, ws.free = 0, ws.free[:0]
+	if len(ws.chunks) > 4 { // keep up to 4K nodes of memory for the next fill
+		ws.chunks = ws.chunks[:4]
+	}
 	ws.ext.reset()
-	ws.content.reset()
+	ws.complex = false
+	ws.content = intMap{}
 	ln.ix.info[ws.slot].blocks.Store(0)
 }
