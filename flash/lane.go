@@ -207,6 +207,9 @@ func (ln *lane) apply(ev *Event) error {
 	default:
 		err = ErrBadKind
 	}
+	if invariants {
+		ln.checkWorker(ln.workers[ev.Worker])
+	}
 	if err != nil {
 		return ln.ix.reject(ev, err, &ln.counters)
 	}

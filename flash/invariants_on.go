@@ -1,0 +1,58 @@
+//go:build flash_invariants
+
+package flash
+
+import (
+	"fmt"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
+)
+
+// invariants is true in builds with -tags flash_invariants: every applied
+// event is followed by a full check of its worker's state.
+const invariants = true
+
+// checkWorker verifies a worker's private state against the shared index and
+// panics on the first violation.
+func (ln *lane) checkWorker(ws *workerState) {
+	if ws == nil {
+		return
+	}
+	fail := func(f string, a ...any) { panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...)) }
+	refs := 0
+	for i := uint32(0); i < ws.n; i++ {
+		n := ws.node(i)
+		if !n.live {
+			continue
+		}
+		refs += int(n.refs)
+		if n.refs == 0 && n.child == 0 {
+			fail("node %d is a ghost without children", i)
+		}
+		parentAttached := n.parent == 0 || ws.node(n.parent-1).attached
+		if n.attached != (n.refs > 0 && parentAttached) {
+			fail("node %d at %d: attached=%v refs=%d parent attached=%v", i, n.pos, n.attached, n.refs, parentAttached)
+		}
+		if n.parent != 0 && ws.node(n.parent-1).pos+1 != n.pos {
+			fail("node %d at %d under a parent at %d", i, n.pos, ws.node(n.parent-1).pos)
+		}
+		if !ws.complex && (!n.attached || n.refs != 1) {
+			fail("simple worker with node %d attached=%v refs=%d", i, n.attached, n.refs)
+		}
+		if ws.complex {
+			if ci, ok := ws.content.get(contentKey(n.pos, n.seq)); !ok || ci != i {
+				fail("content map misses node %d", i)
+			}
+		}
+		if n.attached {
+			s := ln.ix.ar.Slot(n.handle.Ref())
+			if !arena.Current(s, n.handle) || arena.Seq(s) != uint64(n.seq) || !bitset.AtomicTest(arena.Bits(s), ws.slot) {
+				fail("node %d: shared entry lacks the worker", i)
+			}
+		}
+	}
+	if refs != ws.ext.len() {
+		fail("%d engine ids, %d references", ws.ext.len(), refs)
+	}
+}
