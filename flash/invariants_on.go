@@ -19,7 +19,9 @@ func (ln *lane) checkWorker(ws *workerState) {
 	if ws == nil {
 		return
 	}
-	fail := func(f string, a ...any) { panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...)) }
+	fail := func(f string, a ...any) {
+		panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...))
+	}
 	refs := 0
 	for i := uint32(0); i < ws.n; i++ {
 		n := ws.node(i)
