@@ -1,0 +1,113 @@
+package flash_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+// A writer held up (here by a reject handler that waits) fills its queue:
+// TryApply says ErrQueueFull, Apply waits for room, and nothing accepted is
+// lost.
+func TestFlash_QueueBackpressure(t *testing.T) {
+	gate := make(chan struct{})
+	var once sync.Once
+	ix := flash.New(flash.WithWriters(1), flash.WithQueueSize(4), flash.WithRejectHandler(func(_ *flash.Event, err error) {
+		if errors.Is(err, flash.ErrUnknownParent) {
+			once.Do(func() { <-gate })
+		}
+	}))
+	defer ix.Close()
+	p := flashtest.Seqs(1, 20)
+	w := flash.Worker{ID: 1}
+	// An unknown parent: the writer stops in the handler.
+	if err := ix.Apply(p.StoreEvent(w, 5, 6, 0)); err != nil {
+		t.Fatal(err)
+	}
+	accepted := 0
+	for i := 0; i < 20; i++ {
+		err := ix.TryApply(p.StoreEvent(w, i, i+1, 0))
+		if errors.Is(err, flash.ErrQueueFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted++
+	}
+	if accepted < 3 || accepted > 5 {
+		t.Fatalf("%d events fit a queue of 4 behind a busy writer", accepted)
+	}
+	if s := ix.Stats(); s.RejectedQueueFull != 1 {
+		t.Fatalf("RejectedQueueFull = %d, want 1", s.RejectedQueueFull)
+	}
+	done := make(chan error)
+	go func() { done <- ix.Apply(p.StoreEvent(w, accepted, accepted+1, 0)) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Apply returned %v with a full queue", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ix.Flush()
+	var sc flash.Scores
+	ix.FindMatches(flash.Query{Locals: p}, &sc)
+	if got := sc.Depth(w); got != accepted+1 {
+		t.Fatalf("depth %d, want %d: an accepted event was lost", got, accepted+1)
+	}
+}
+
+// Close while other goroutines apply and query: no panic, no deadlock, every
+// accepted event applied, ErrClosed afterwards.
+func TestFlash_CloseUnderLoad(t *testing.T) {
+	ix := flash.New(flash.WithWriters(2), flash.WithQueueSize(8))
+	p := flashtest.Seqs(1, 50)
+	var wg sync.WaitGroup
+	accepted := make([]int, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := flash.Worker{ID: uint64(g)}
+			for i := 0; i < 50; i++ {
+				if err := ix.Apply(p.StoreEvent(w, i, i+1, 0)); err != nil {
+					if !errors.Is(err, flash.ErrClosed) {
+						t.Error(err)
+					}
+					return
+				}
+				accepted[g]++
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var sc flash.Scores
+		for i := 0; i < 200; i++ {
+			ix.FindMatches(flash.Query{Locals: p}, &sc)
+		}
+	}()
+	time.Sleep(time.Millisecond)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	var sc flash.Scores
+	ix.FindMatches(flash.Query{Locals: p}, &sc)
+	for g := 0; g < 4; g++ {
+		if got := sc.Depth(flash.Worker{ID: uint64(g)}); got != accepted[g] {
+			t.Fatalf("worker %d: depth %d after Close, %d events accepted", g, got, accepted[g])
+		}
+	}
+	if err := ix.Apply(p.StoreEvent(flash.Worker{ID: 9}, 0, 1, 0)); !errors.Is(err, flash.ErrClosed) {
+		t.Fatalf("Apply after Close: %v", err)
+	}
+}
