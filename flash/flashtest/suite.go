@@ -1,6 +1,7 @@
 package flashtest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -18,7 +19,7 @@ type Options struct {
 
 type testCase struct {
 	name string
-	run  func(t *testing.T, f Factory)
+	run  func(t testing.TB, f Factory)
 }
 
 // Cases returns the names of the conformance cases, in the order Run runs them.
@@ -64,7 +65,7 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 func cfg() flash.Config { return flash.DefaultConfig() }
 
 var cases = []testCase{
-	{"store_find", func(t *testing.T, f Factory) {
+	{"store_find", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 8)
 		x.store(W(1), p, 0, 8)
@@ -75,7 +76,7 @@ var cases = []testCase{
 			t.Fatalf("match %+v: want 8 blocks, %d tokens", x.sc.Matches, 8*flash.DefaultBlockSize)
 		}
 	}},
-	{"store_in_parts", func(t *testing.T, f Factory) {
+	{"store_in_parts", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 20)
 		x.store(W(1), p, 0, 5)
@@ -83,7 +84,7 @@ var cases = []testCase{
 		x.store(W(1), p, 6, 20)
 		x.expect(p, map[flash.Worker]int{W(1): 20})
 	}},
-	{"partial_match", func(t *testing.T, f Factory) {
+	{"partial_match", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 8)
 		x.store(W(1), p, 0, 8)
@@ -91,7 +92,7 @@ var cases = []testCase{
 		x.expect(p[:3], map[flash.Worker]int{W(1): 3})
 		x.expect(Seqs(3, 8), map[flash.Worker]int{})
 	}},
-	{"branching_prefixes", func(t *testing.T, f Factory) {
+	{"branching_prefixes", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		pre := Seqs(1, 6)
 		a, b := Concat(pre, Seqs(2, 4)), Concat(pre, Seqs(3, 7))
@@ -102,7 +103,7 @@ var cases = []testCase{
 		x.expect(a, map[flash.Worker]int{W(1): 10, W(2): 6, W(3): 10})
 		x.expect(b, map[flash.Worker]int{W(1): 6, W(2): 13, W(3): 6})
 	}},
-	{"shared_prefix_many_workers", func(t *testing.T, f Factory) {
+	{"shared_prefix_many_workers", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 60)
 		want := map[flash.Worker]int{}
@@ -113,7 +114,7 @@ var cases = []testCase{
 		}
 		x.expect(p, want)
 	}},
-	{"interleaved_workers", func(t *testing.T, f Factory) {
+	{"interleaved_workers", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		ps := []Prompt{Seqs(1, 40), Seqs(2, 40), Seqs(3, 40), Concat(Seqs(1, 20), Seqs(4, 20))}
 		for step := 0; step < 40; step += 4 {
@@ -125,7 +126,7 @@ var cases = []testCase{
 		x.expect(ps[3], map[flash.Worker]int{W(0): 20, W(3): 40})
 		x.expect(ps[1], map[flash.Worker]int{W(1): 40})
 	}},
-	{"remove_leaf", func(t *testing.T, f Factory) {
+	{"remove_leaf", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10)
 		x.store(W(1), p, 0, 10)
@@ -136,7 +137,7 @@ var cases = []testCase{
 		x.remove(W(1), p.Hash(8, 0), p.Hash(7, 0))
 		x.expect(p, map[flash.Worker]int{W(1): 7, W(2): 10})
 	}},
-	{"remove_mid_chain", func(t *testing.T, f Factory) {
+	{"remove_mid_chain", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 100)
 		x.store(W(1), p, 0, 100)
@@ -164,7 +165,7 @@ var cases = []testCase{
 		x.store(W(1), p, 10, 11)
 		x.expect(p, map[flash.Worker]int{W(1): 100, W(2): 100})
 	}},
-	{"remove_detached_descendants", func(t *testing.T, f Factory) {
+	{"remove_detached_descendants", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 30)
 		x.store(W(1), p, 0, 30)
@@ -178,7 +179,7 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{})
 		x.blocks(W(1), 0)
 	}},
-	{"remove_unknown_skipped", func(t *testing.T, f Factory) {
+	{"remove_unknown_skipped", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10)
 		x.store(W(1), p, 0, 10)
@@ -196,7 +197,7 @@ var cases = []testCase{
 		}
 		x.expect(p, map[flash.Worker]int{W(1): 9})
 	}},
-	{"unknown_parent_rejected", func(t *testing.T, f Factory) {
+	{"unknown_parent_rejected", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10)
 		x.store(W(1), p, 0, 3)
@@ -209,7 +210,7 @@ var cases = []testCase{
 		x.store(W(1), p, 3, 4)
 		x.expect(p, map[flash.Worker]int{W(1): 4})
 	}},
-	{"duplicate_store_idempotent", func(t *testing.T, f Factory) {
+	{"duplicate_store_idempotent", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10)
 		x.store(W(1), p, 0, 10)
@@ -226,7 +227,7 @@ var cases = []testCase{
 		x.remove(W(1), p.Hash(5, 0)) // a set, not a count: one remove removes it
 		x.expect(p, map[flash.Worker]int{W(1): 5})
 	}},
-	{"hash_conflict_rejected", func(t *testing.T, f Factory) {
+	{"hash_conflict_rejected", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10)
 		x.store(W(1), p, 0, 10)
@@ -243,7 +244,7 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{W(1): 10})
 		x.expect(Concat(p[:6], Prompt{p[2], L(999)}), map[flash.Worker]int{W(1): 6})
 	}},
-	{"salted_duplicate_content", func(t *testing.T, f Factory) {
+	{"salted_duplicate_content", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 6)
 		x.store(W(1), p, 0, 6)
@@ -259,7 +260,7 @@ var cases = []testCase{
 		x.store(W(1), p, 4, 5)
 		x.expect(p, map[flash.Worker]int{W(1): 6})
 	}},
-	{"cleared_scoped_to_rank", func(t *testing.T, f Factory) {
+	{"cleared_scoped_to_rank", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 12)
 		r0, r1 := flash.Worker{ID: 1, DPRank: 0}, flash.Worker{ID: 1, DPRank: 1}
@@ -274,7 +275,7 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{r0: 2, r1: 7, W(2): 3})
 		x.apply(flash.ClearedEvent(W(99))) // unknown worker: nothing to do
 	}},
-	{"remove_worker_all_ranks", func(t *testing.T, f Factory) {
+	{"remove_worker_all_ranks", func(t testing.TB, f Factory) {
 		c := cfg()
 		c.MaxWorkers = 4
 		x := newFixture(t, f, c)
@@ -302,7 +303,7 @@ var cases = []testCase{
 		x.store(W(2), p, 0, 1)
 		x.expect(p, map[flash.Worker]int{W(2): 1, W(3): 2, W(4): 9, W(5): 1})
 	}},
-	{"lora_does_not_match_base", func(t *testing.T, f Factory) {
+	{"lora_does_not_match_base", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		tokens := make([]uint32, 64)
 		for i := range tokens {
@@ -316,13 +317,19 @@ var cases = []testCase{
 		x.expect(pb, map[flash.Worker]int{W(1): 4})
 		x.expect(pl, map[flash.Worker]int{W(2): 4})
 	}},
-	{"diverge_then_same_chunk", func(t *testing.T, f Factory) {
+	{"diverge_then_same_chunk", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		// A templated prompt: one block (a date) differs, the rest is equal.
 		stored := Seqs(1, 300)
 		query := append(Prompt{}, stored...)
 		query[3] = L(777)
 		x.store(W(1), stored, 0, 300)
+		x.expect(query, map[flash.Worker]int{W(1): 3})
+		// W(1) also holds the diverging chunk at the same position under
+		// another prefix: an index that matches (position, chunk) without the
+		// prefix would now see W(1) all the way through.
+		other := Concat(Seqs(9, 3), Prompt{L(777)}, Seqs(10, 5))
+		x.store(W(1), other, 0, len(other))
 		x.expect(query, map[flash.Worker]int{W(1): 3})
 		// Another worker holds the query's own chain: both chains now share
 		// chunks at the same positions (a multi-entry).
@@ -336,7 +343,7 @@ var cases = []testCase{
 		x.expect(stored, map[flash.Worker]int{W(1): 250, W(2): 3})
 		x.expect(query, map[flash.Worker]int{W(1): 3, W(2): 300})
 	}},
-	{"equal_size_different_members", func(t *testing.T, f Factory) {
+	{"equal_size_different_members", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 400)
 		// Every checkpoint a jump search may use sees a set of the active
@@ -353,7 +360,7 @@ var cases = []testCase{
 			x.expect(p, map[flash.Worker]int{W(1): 400, W(3): stop})
 		}
 	}},
-	{"jump_boundaries", func(t *testing.T, f Factory) {
+	{"jump_boundaries", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		lengths := []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 192, 255, 256, 257, 384, 511, 512, 513}
 		p := Seqs(1, 600)
@@ -371,7 +378,7 @@ var cases = []testCase{
 			x.expect(p[:qn], w)
 		}
 	}},
-	{"long_chain_10000", func(t *testing.T, f Factory) {
+	{"long_chain_10000", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10000)
 		x.store(W(1), p, 0, 10000)
@@ -382,25 +389,25 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{W(1): 10000, W(2): 5000, W(3): 9999, W(4): 7777})
 		x.expect(Concat(p, Seqs(2, 10)), map[flash.Worker]int{W(1): 10000, W(2): 5000, W(3): 9999, W(4): 7777})
 	}},
-	{"empty_query", func(t *testing.T, f Factory) {
+	{"empty_query", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		x.store(W(1), Seqs(1, 4), 0, 4)
 		x.expect(Prompt{}, map[flash.Worker]int{})
 		x.expect(nil, map[flash.Worker]int{})
 	}},
-	{"empty_index", func(t *testing.T, f Factory) {
+	{"empty_index", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		x.expect(Seqs(1, 40), map[flash.Worker]int{})
 		x.blocks(W(1), 0)
 	}},
-	{"query_longer_than_stored", func(t *testing.T, f Factory) {
+	{"query_longer_than_stored", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 2000)
 		x.store(W(1), p, 0, 3)
 		x.store(W(2), p, 0, 1000)
 		x.expect(p, map[flash.Worker]int{W(1): 3, W(2): 1000})
 	}},
-	{"local_hash_zero", func(t *testing.T, f Factory) {
+	{"local_hash_zero", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Prompt{0, L(1), 0, 0, L(2), 0}
 		x.store(W(1), p, 0, 6)
@@ -409,13 +416,13 @@ var cases = []testCase{
 		x.expect(Prompt{0, 0}, map[flash.Worker]int{W(1): 1, W(2): 1})
 		x.expect(Prompt{L(1)}, map[flash.Worker]int{})
 	}},
-	{"workers_over_64", func(t *testing.T, f Factory) {
+	{"workers_over_64", func(t testing.TB, f Factory) {
 		manyWorkers(t, f, 130)
 	}},
-	{"workers_over_1000", func(t *testing.T, f Factory) {
+	{"workers_over_1000", func(t testing.TB, f Factory) {
 		manyWorkers(t, f, 1100)
 	}},
-	{"malformed_events_rejected", func(t *testing.T, f Factory) {
+	{"malformed_events_rejected", func(t testing.TB, f Factory) {
 		c := cfg()
 		c.MaxDepth = 64
 		c.MaxBatch = 40
@@ -433,7 +440,7 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{W(1): 64})
 		x.blocks(W(1), 64)
 	}},
-	{"closed", func(t *testing.T, f Factory) {
+	{"closed", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 4)
 		x.store(W(1), p, 0, 4)
@@ -456,7 +463,7 @@ var cases = []testCase{
 	}},
 }
 
-func manyWorkers(t *testing.T, f Factory, n int) {
+func manyWorkers(t testing.TB, f Factory, n int) {
 	c := cfg()
 	c.MaxWorkers = n + n%7
 	x := newFixture(t, f, c)
@@ -476,4 +483,44 @@ func manyWorkers(t *testing.T, f Factory, n int) {
 		want[w] = min(want[w], 5)
 	}
 	x.expect(p, want)
+}
+
+// recorder turns a failure into a panic that Check recovers.
+type recorder struct {
+	testing.TB
+	msg string
+}
+
+type caseFailed struct{}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.msg = fmt.Sprintf(format, args...)
+	panic(caseFailed{})
+}
+func (r *recorder) Errorf(format string, args ...any) { r.Fatalf(format, args...) }
+func (r *recorder) Fatal(args ...any)                 { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+// Check runs the named case against f and returns its first failure, or ""
+// when it passes. It lets a backend's tests show that a case it skips really
+// fails for it.
+func Check(tb testing.TB, name string, f Factory) (failure string) {
+	for _, c := range cases {
+		if c.name != name {
+			continue
+		}
+		r := &recorder{TB: tb}
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(caseFailed); !ok {
+					panic(v)
+				}
+				failure = r.msg
+			}
+		}()
+		c.run(r, f)
+		return ""
+	}
+	tb.Fatalf("flashtest: no case %q", name)
+	return ""
 }

@@ -1,0 +1,258 @@
+package baseline
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// cnode is a radix node with its own reader-writer lock.
+type cnode struct {
+	mu       sync.RWMutex
+	parent   *cnode
+	local    flash.LocalHash
+	children map[flash.LocalHash]*cnode
+	workers  map[flash.Worker]struct{}
+}
+
+func newCNode(parent *cnode, local flash.LocalHash) *cnode {
+	return &cnode{parent: parent, local: local, children: map[flash.LocalHash]*cnode{}, workers: map[flash.Worker]struct{}{}}
+}
+
+// ConcurrentRadix is the seed's fifth generation: the radix tree with an
+// RWMutex per node. Queries run on the caller's goroutine taking read locks
+// node by node; events go to sticky writer goroutines (by worker ID), each
+// owning its workers' fronts and lookups, so no two writers touch one
+// worker's state. A child is created and joined under its parent's write
+// lock, and pruned under it, so writers never lose a node to each other.
+type ConcurrentRadix struct {
+	root     *cnode
+	lanes    []*clane
+	tokens   int
+	sendMu   sync.RWMutex
+	closed   atomic.Bool
+	wg       sync.WaitGroup
+	counters flash.Counters
+	slots    atomic.Int64
+}
+
+type clane struct {
+	t      *ConcurrentRadix
+	front  *chains
+	lookup map[flash.Worker]map[contentKey]*cnode
+	inbox  chan request
+}
+
+var _ flash.Index = (*ConcurrentRadix)(nil)
+
+// NewConcurrentRadix returns the concurrent radix tree with the given number
+// of writer goroutines (at least 1).
+func NewConcurrentRadix(cfg flash.Config, writers int) *ConcurrentRadix {
+	t := &ConcurrentRadix{root: newCNode(nil, 0), tokens: cfg.Normalize().BlockSize}
+	for i := 0; i < max(1, writers); i++ {
+		ln := &clane{t: t, lookup: map[flash.Worker]map[contentKey]*cnode{}, inbox: make(chan request, actorQueue)}
+		ln.front = newChains(cfg, &t.counters, &t.slots)
+		t.lanes = append(t.lanes, ln)
+		t.wg.Add(1)
+		go ln.loop()
+	}
+	return t
+}
+
+func (ln *clane) loop() {
+	defer ln.t.wg.Done()
+	for r := range ln.inbox {
+		switch r.kind {
+		case reqEvent:
+			_ = ln.front.apply(&r.ev, ln)
+		case reqRemoveWorker:
+			ln.front.removeWorker(r.id, ln)
+		case reqBlockCount:
+			*r.n = ln.front.blockCount(r.w)
+		case reqStop:
+			r.reply <- struct{}{}
+			return
+		}
+		if r.reply != nil {
+			r.reply <- struct{}{}
+		}
+	}
+}
+
+func (ln *clane) add(w flash.Worker, p place) {
+	lk := ln.lookup[w]
+	if lk == nil {
+		lk = map[contentKey]*cnode{}
+		ln.lookup[w] = lk
+	}
+	parent := ln.t.root
+	if p.pos > 0 {
+		parent = lk[contentKey{p.pos - 1, p.parent}]
+	}
+	parent.mu.Lock()
+	n := parent.children[p.local]
+	if n == nil {
+		n = newCNode(parent, p.local)
+		parent.children[p.local] = n
+	}
+	n.mu.Lock()
+	n.workers[w] = struct{}{}
+	n.mu.Unlock()
+	parent.mu.Unlock()
+	lk[contentKey{p.pos, p.seq}] = n
+}
+
+func (ln *clane) del(w flash.Worker, p place) {
+	lk := ln.lookup[w]
+	k := contentKey{p.pos, p.seq}
+	n := lk[k]
+	delete(lk, k)
+	if len(lk) == 0 {
+		delete(ln.lookup, w)
+	}
+	n.mu.Lock()
+	delete(n.workers, w)
+	empty := len(n.workers) == 0 && len(n.children) == 0
+	n.mu.Unlock()
+	for empty && n != ln.t.root {
+		parent := n.parent
+		parent.mu.Lock()
+		n.mu.Lock()
+		if len(n.workers) == 0 && len(n.children) == 0 && parent.children[n.local] == n {
+			delete(parent.children, n.local)
+		}
+		n.mu.Unlock()
+		empty = len(parent.workers) == 0 && len(parent.children) == 0
+		parent.mu.Unlock()
+		n = parent
+	}
+}
+
+func (t *ConcurrentRadix) lane(id uint64) *clane {
+	return t.lanes[(id*0x9E3779B97F4A7C15>>32)%uint64(len(t.lanes))]
+}
+
+func (t *ConcurrentRadix) send(ln *clane, r request, wait bool) bool {
+	t.sendMu.RLock()
+	if t.closed.Load() {
+		t.sendMu.RUnlock()
+		return false
+	}
+	if wait {
+		r.reply = make(chan struct{}, 1)
+	}
+	ln.inbox <- r
+	t.sendMu.RUnlock()
+	if wait {
+		<-r.reply
+	}
+	return true
+}
+
+// Apply hands ev to its worker's writer.
+func (t *ConcurrentRadix) Apply(ev flash.Event) error {
+	ev.Blocks = append([]flash.Block(nil), ev.Blocks...)
+	ev.Hashes = append([]flash.ExternalHash(nil), ev.Hashes...)
+	if !t.send(t.lane(ev.Worker.ID), request{kind: reqEvent, ev: ev}, false) {
+		t.counters.Reject(flash.ErrClosed)
+		return flash.ErrClosed
+	}
+	return nil
+}
+
+// FindMatches walks the tree on the caller's goroutine under read locks.
+func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
+	dst.Reset()
+	t.counters.Add(flash.CounterQueries, 1)
+	t.counters.Add(flash.CounterQueryBlocks, uint64(len(q.Locals)))
+	if len(q.Locals) == 0 {
+		return
+	}
+	t.root.mu.RLock()
+	n := t.root.children[q.Locals[0]]
+	t.root.mu.RUnlock()
+	if n == nil {
+		return
+	}
+	var depth map[flash.Worker]int
+	n.mu.RLock()
+	active := make(map[flash.Worker]struct{}, len(n.workers))
+	for w := range n.workers {
+		active[w] = struct{}{}
+	}
+	n.mu.RUnlock()
+	depth = make(map[flash.Worker]int, len(active))
+	for i := 1; i < len(q.Locals) && len(active) > 0; i++ {
+		n.mu.RLock()
+		next := n.children[q.Locals[i]]
+		n.mu.RUnlock()
+		if next == nil {
+			for w := range active {
+				depth[w] = i
+			}
+			active = nil
+			break
+		}
+		next.mu.RLock()
+		for w := range active {
+			if _, ok := next.workers[w]; !ok {
+				depth[w] = i
+				delete(active, w)
+			}
+		}
+		next.mu.RUnlock()
+		n = next
+	}
+	for w := range active {
+		depth[w] = len(q.Locals)
+	}
+	for w, d := range depth {
+		dst.Add(flash.Match{Worker: w, Depth: d, Tokens: d * t.tokens, Blocks: t.BlockCount(w)})
+	}
+}
+
+// RemoveWorker drops every rank of id, on its writer.
+func (t *ConcurrentRadix) RemoveWorker(id uint64) error {
+	if !t.send(t.lane(id), request{kind: reqRemoveWorker, id: id}, false) {
+		t.counters.Reject(flash.ErrClosed)
+		return flash.ErrClosed
+	}
+	return nil
+}
+
+// BlockCount asks w's writer.
+func (t *ConcurrentRadix) BlockCount(w flash.Worker) int {
+	n := 0
+	if !t.send(t.lane(w.ID), request{kind: reqBlockCount, w: w, n: &n}, true) {
+		return t.lane(w.ID).front.blockCount(w) // closed: writers are gone
+	}
+	return n
+}
+
+// Flush waits until every writer has applied what was sent before.
+func (t *ConcurrentRadix) Flush() {
+	for _, ln := range t.lanes {
+		t.send(ln, request{kind: reqFlush}, true)
+	}
+}
+
+// Stats returns the counters.
+func (t *ConcurrentRadix) Stats() flash.Stats { return t.counters.Snapshot() }
+
+// Close drains and stops the writers.
+func (t *ConcurrentRadix) Close() error {
+	t.sendMu.Lock()
+	if t.closed.Swap(true) {
+		t.sendMu.Unlock()
+		return flash.ErrClosed
+	}
+	t.sendMu.Unlock()
+	for _, ln := range t.lanes {
+		reply := make(chan struct{}, 1)
+		ln.inbox <- request{kind: reqStop, reply: reply}
+		<-reply
+	}
+	t.wg.Wait()
+	return nil
+}

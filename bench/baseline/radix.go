@@ -1,0 +1,99 @@
+package baseline
+
+import "github.com/flashindexer/flashindexer/flash"
+
+// rnode is one block of the radix tree: children keyed by local hash (a
+// parent and a local hash determine the prefix, so the tree is exact), and
+// the workers holding it.
+type rnode struct {
+	parent   *rnode
+	local    flash.LocalHash
+	children map[flash.LocalHash]*rnode
+	workers  map[flash.Worker]struct{}
+}
+
+func newRNode(parent *rnode, local flash.LocalHash) *rnode {
+	return &rnode{parent: parent, local: local, children: map[flash.LocalHash]*rnode{}, workers: map[flash.Worker]struct{}{}}
+}
+
+// radixState is the seed's fourth generation: the tree plus a per-worker
+// lookup content → node for events.
+type radixState struct {
+	root   *rnode
+	lookup map[flash.Worker]map[contentKey]*rnode
+}
+
+func newRadixState() *radixState {
+	return &radixState{root: newRNode(nil, 0), lookup: map[flash.Worker]map[contentKey]*rnode{}}
+}
+
+func (s *radixState) add(w flash.Worker, p place) {
+	lk := s.lookup[w]
+	if lk == nil {
+		lk = map[contentKey]*rnode{}
+		s.lookup[w] = lk
+	}
+	parent := s.root
+	if p.pos > 0 {
+		// The front adds a content only while the worker holds its parent.
+		parent = lk[contentKey{p.pos - 1, p.parent}]
+	}
+	n := parent.children[p.local]
+	if n == nil {
+		n = newRNode(parent, p.local)
+		parent.children[p.local] = n
+	}
+	n.workers[w] = struct{}{}
+	lk[contentKey{p.pos, p.seq}] = n
+}
+
+func (s *radixState) del(w flash.Worker, p place) {
+	lk := s.lookup[w]
+	k := contentKey{p.pos, p.seq}
+	n := lk[k]
+	delete(lk, k)
+	if len(lk) == 0 {
+		delete(s.lookup, w)
+	}
+	delete(n.workers, w)
+	for n != s.root && len(n.workers) == 0 && len(n.children) == 0 {
+		delete(n.parent.children, n.local)
+		n = n.parent
+	}
+}
+
+func (s *radixState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, tokens int, blocks func(flash.Worker) int) {
+	n := s.root.children[q.Locals[0]]
+	if n == nil {
+		return
+	}
+	active := make(map[flash.Worker]struct{}, len(n.workers))
+	for w := range n.workers {
+		active[w] = struct{}{}
+	}
+	emit := func(w flash.Worker, d int) {
+		dst.Add(flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w)})
+	}
+	for i := 1; i < len(q.Locals) && len(active) > 0; i++ {
+		n = n.children[q.Locals[i]]
+		for w := range active {
+			if n == nil {
+				emit(w, i)
+				continue
+			}
+			if _, ok := n.workers[w]; !ok {
+				emit(w, i)
+				delete(active, w)
+			}
+		}
+		if n == nil {
+			return
+		}
+	}
+	for w := range active {
+		emit(w, len(q.Locals))
+	}
+}
+
+// NewRadix returns the radix tree owned by one goroutine (an actor).
+func NewRadix(cfg flash.Config) flash.Index { return newActor(cfg, newRadixState()) }
