@@ -1,0 +1,197 @@
+// Package replay replays a recorded workload against an index on one
+// timeline compressed to a target offered load, and measures what it
+// achieves: events go through Apply from one feeder goroutine (the index's
+// own writers, if it has any, apply them), queries come from reader
+// goroutines, each operation no earlier than its time on the compressed
+// timeline. Throughput is drain-inclusive: the clock stops after Flush.
+package replay
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/flashindexer/flashindexer/bench/sim"
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// Result is one replay.
+type Result struct {
+	Offered     float64 // block-ops/s asked for
+	Achieved    float64 // block-ops/s done, drain-inclusive
+	AchievedOps float64 // ops/s (events plus queries)
+	Elapsed     time.Duration
+	BlockOps    int
+	Ops         int
+	// Latencies of every FindMatches, when recorded, ascending.
+	Latencies []time.Duration
+	// AllocsPerOp counts heap allocations of the whole process per op.
+	AllocsPerOp float64
+	// GCShare is the garbage collector's share of the process's CPU time.
+	GCShare float64
+}
+
+// Keeps reports whether the replay kept up with the offered load.
+func (r Result) Keeps() bool { return r.Achieved >= KeepRatio*r.Offered }
+
+// KeepRatio: a load is sustained when at least 90% of it is achieved; past
+// the threshold achieved throughput flattens while offered keeps growing.
+const KeepRatio = 0.9
+
+// Options tune a replay.
+type Options struct {
+	Readers        int  // query goroutines (default 2)
+	RecordLatency  bool // time every FindMatches
+	MeasureRuntime bool // allocations and GC share (reads runtime stats around the run)
+}
+
+// Run replays wl against idx at offered block-ops/s.
+func Run(wl *sim.Workload, idx flash.Index, offered float64, o Options) Result {
+	readers := max(1, o.Readers)
+	if o.Readers == 0 {
+		readers = 2
+	}
+	total := wl.BlockOps()
+	duration := float64(total) / offered // seconds
+	scale := 1.0
+	if wl.Span > 0 {
+		scale = duration * 1e9 / float64(wl.Span)
+	}
+	t0 := wl.Ops[0].T
+	due := func(t int64) time.Duration { return time.Duration(float64(t-t0) * scale) }
+
+	// Split ops: events stay in order on one feeder; queries round-robin.
+	var events []*sim.Op
+	queries := make([][]*sim.Op, readers)
+	nq := 0
+	for i := range wl.Ops {
+		op := &wl.Ops[i]
+		if op.Event != nil {
+			events = append(events, op)
+		} else {
+			queries[nq%readers] = append(queries[nq%readers], op)
+			nq++
+		}
+	}
+	lat := make([][]time.Duration, readers)
+	var ms0 runtime.MemStats
+	var gc0, cpu0 float64
+	if o.MeasureRuntime {
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		gc0, cpu0 = gcCPU()
+	}
+	var wg sync.WaitGroup
+	start := time.Now()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, op := range events {
+			wait(start, due(op.T))
+			_ = idx.Apply(*op.Event)
+		}
+	}()
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc flash.Scores
+			if o.RecordLatency {
+				lat[r] = make([]time.Duration, 0, len(queries[r]))
+			}
+			for _, op := range queries[r] {
+				wait(start, due(op.T))
+				if o.RecordLatency {
+					t := time.Now()
+					idx.FindMatches(*op.Query, &sc)
+					lat[r] = append(lat[r], time.Since(t))
+				} else {
+					idx.FindMatches(*op.Query, &sc)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	idx.Flush()
+	elapsed := time.Since(start)
+	res := Result{Offered: offered, Elapsed: elapsed, BlockOps: total, Ops: len(wl.Ops)}
+	res.Achieved = float64(total) / elapsed.Seconds()
+	res.AchievedOps = float64(len(wl.Ops)) / elapsed.Seconds()
+	if o.RecordLatency {
+		for _, l := range lat {
+			res.Latencies = append(res.Latencies, l...)
+		}
+		slices.Sort(res.Latencies)
+	}
+	if o.MeasureRuntime {
+		var ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms1)
+		gc1, cpu1 := gcCPU()
+		res.AllocsPerOp = float64(ms1.Mallocs-ms0.Mallocs) / float64(len(wl.Ops))
+		if cpu1 > cpu0 {
+			res.GCShare = (gc1 - gc0) / (cpu1 - cpu0)
+		}
+	}
+	return res
+}
+
+// wait returns at start+at: it sleeps while the wait is long and yields
+// the processor for the last stretch, since timers are too coarse for the
+// microsecond spacing of a compressed timeline.
+func wait(start time.Time, at time.Duration) {
+	for {
+		left := at - time.Since(start)
+		if left <= 0 {
+			return
+		}
+		if left > 2*time.Millisecond {
+			time.Sleep(left - time.Millisecond)
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+func gcCPU() (gc, total float64) {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64(), s[1].Value.Float64()
+}
+
+// Quantile returns the q-quantile of ascending latencies.
+func Quantile(lat []time.Duration, q float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	i := int(q * float64(len(lat)-1))
+	return lat[i]
+}
+
+// Factory makes a fresh index for one replay.
+type Factory func() flash.Index
+
+// Sweep replays wl on fresh indexes at offered loads from start, growing by
+// step, until two loads in a row are not sustained or max is passed. It
+// returns every point and the threshold: the highest sustained achieved
+// load.
+func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, o Options, progress func(Result)) (points []Result, threshold float64) {
+	misses := 0
+	for load := start; load <= maxLoad && misses < 2; load *= step {
+		idx := f()
+		r := Run(wl, idx, load, o)
+		_ = idx.Close()
+		points = append(points, r)
+		if progress != nil {
+			progress(r)
+		}
+		if r.Keeps() {
+			threshold = max(threshold, r.Achieved)
+			misses = 0
+		} else {
+			misses++
+		}
+	}
+	return points, threshold
+}

@@ -1,0 +1,64 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/flashindexer/flashindexer/bench/sim"
+	"github.com/flashindexer/flashindexer/bench/trace"
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
+
+func workload(t *testing.T, n int) *sim.Workload {
+	reqs, err := trace.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := trace.NewHasher(512)
+	return sim.Record(reqs[:n], h, sim.Config{Workers: 8, CacheBlocks: 1024})
+}
+
+// A replay applies every event: the index ends where the model fed the same
+// events ends, and a low load is sustained.
+func TestRun_AppliesEverything(t *testing.T) {
+	wl := workload(t, 1500)
+	idx := flash.New(flash.WithMaxWorkers(8), flash.WithWriters(1))
+	defer idx.Close()
+	r := Run(wl, idx, 2e6, Options{RecordLatency: true, MeasureRuntime: true})
+	if !r.Keeps() || len(r.Latencies) != wl.Queries {
+		t.Fatalf("offered %.0f achieved %.0f, %d latencies for %d queries", r.Offered, r.Achieved, len(r.Latencies), wl.Queries)
+	}
+	m := model.New(flash.Config{MaxWorkers: 8})
+	for _, op := range wl.Ops {
+		if op.Event != nil {
+			_ = m.Apply(*op.Event)
+		}
+	}
+	for _, w := range wl.Workers {
+		if a, b := idx.BlockCount(w), m.BlockCount(w); a != b {
+			t.Fatalf("worker %v: %d blocks after replay, model %d", w, a, b)
+		}
+	}
+	var sa, sb flash.Scores
+	for _, op := range wl.Ops[len(wl.Ops)-200:] {
+		if op.Query == nil {
+			continue
+		}
+		idx.FindMatches(*op.Query, &sa)
+		m.FindMatches(*op.Query, &sb)
+		sa.Sort()
+		sb.Sort()
+		if len(sa.Matches) != len(sb.Matches) {
+			t.Fatalf("final answers differ: %v vs %v", sa.Matches, sb.Matches)
+		}
+	}
+}
+
+// Past the threshold the achieved load stops following the offered one.
+func TestSweep_FindsThreshold(t *testing.T) {
+	wl := workload(t, 600)
+	pts, th := Sweep(wl, func() flash.Index { return model.New(flash.Config{MaxWorkers: 8}) }, 1e5, 4, 1e10, Options{}, nil)
+	if th <= 0 || pts[len(pts)-1].Keeps() {
+		t.Fatalf("no threshold found: %v", pts)
+	}
+}

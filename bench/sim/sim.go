@@ -1,0 +1,282 @@
+// Package sim records a workload: it routes a trace's requests across mock
+// engines with a KV-aware router and records, on one timeline, every
+// engine's cache events and every routing query.
+//
+// A mock engine has a fixed number of cache blocks, prefix caching and LRU
+// eviction of unreferenced blocks. A request reuses the cached prefix of its
+// prompt, allocates the rest (evicting the least recently used free blocks,
+// which emits Removed events), emits one Stored event for its new blocks
+// (parent: the last reused block), holds its blocks while it runs and
+// releases them when it finishes (last block first, so a chain's tail is
+// evicted before its head). Engine block ids are the blocks' sequence
+// hashes, as vLLM's chained block hashes are content ids.
+//
+// The router asks an index for every worker's overlap with the prompt and
+// sends the request to the worker with the lowest cost: the blocks it would
+// have to compute (prompt blocks minus overlap) plus a weight times the
+// blocks of its requests still running; ties go to a seeded random choice.
+// Best overlap alone would send every request to one worker: every request
+// of the conversation trace starts with the same block.
+package sim
+
+import (
+	"container/heap"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/flashindexer/flashindexer/bench/trace"
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// Config sets up the simulation.
+type Config struct {
+	Workers     int     // engines (default 16)
+	CacheBlocks int     // cache blocks per engine (default 16,384)
+	BlockSize   int     // engine block size in tokens (default 512)
+	LoadWeight  float64 // cost weight of a worker's running blocks (default 0.5)
+	PrefillRate float64 // prompt tokens per second an engine computes (default 16,000)
+	DecodeRate  float64 // output tokens per second of one request (default 40)
+	Seed        uint64
+}
+
+func (c Config) norm() Config {
+	if c.Workers <= 0 {
+		c.Workers = 16
+	}
+	if c.CacheBlocks <= 0 {
+		c.CacheBlocks = 16384
+	}
+	if c.BlockSize <= 0 {
+		c.BlockSize = 512
+	}
+	if c.LoadWeight <= 0 {
+		c.LoadWeight = 0.5
+	}
+	if c.PrefillRate <= 0 {
+		c.PrefillRate = 16000
+	}
+	if c.DecodeRate <= 0 {
+		c.DecodeRate = 40
+	}
+	return c
+}
+
+// Op is one recorded operation.
+type Op struct {
+	T     int64 // ns from the start of the trace
+	Event *flash.Event
+	Query *flash.Query
+}
+
+// BlockOps returns the op's block-ops: stored or removed blocks, or query blocks.
+func (o *Op) BlockOps() int {
+	if o.Query != nil {
+		return len(o.Query.Locals)
+	}
+	return len(o.Event.Blocks) + len(o.Event.Hashes)
+}
+
+// Workload is a recorded timeline.
+type Workload struct {
+	Ops          []Op // by time
+	Workers      []flash.Worker
+	BlockSize    int
+	Span         int64 // ns from the first op to the last
+	Events       int
+	Queries      int
+	StoredBlocks int
+	RemovedBlks  int
+	QueryBlocks  int
+	HitBlocks    int // prompt blocks found cached where the request ran
+}
+
+// BlockOps returns every op's block-ops.
+func (w *Workload) BlockOps() int { return w.StoredBlocks + w.RemovedBlks + w.QueryBlocks }
+
+type cblock struct {
+	seq, parent flash.SeqHash
+	refs        int
+	prev, next  *cblock // LRU list of unreferenced blocks
+}
+
+type engine struct {
+	w        flash.Worker
+	capacity int
+	blocks   map[flash.SeqHash]*cblock
+	head     cblock // LRU sentinel: head.next is the least recently used
+	running  int    // blocks of running requests
+}
+
+func newEngine(w flash.Worker, capacity int) *engine {
+	e := &engine{w: w, capacity: capacity, blocks: map[flash.SeqHash]*cblock{}}
+	e.head.next, e.head.prev = &e.head, &e.head
+	return e
+}
+
+func (e *engine) unlink(b *cblock) {
+	b.prev.next, b.next.prev = b.next, b.prev
+	b.prev, b.next = nil, nil
+}
+
+func (e *engine) pushMRU(b *cblock) {
+	b.prev, b.next = e.head.prev, &e.head
+	e.head.prev.next = b
+	e.head.prev = b
+}
+
+// admit caches the prompt's blocks, returning the request's blocks, the
+// number reused, and the events it caused (a Removed for evictions, a
+// Stored for new blocks).
+func (e *engine) admit(locals []flash.LocalHash, seqs []flash.SeqHash) (held []*cblock, hits int, evs []*flash.Event) {
+	for hits < len(seqs) {
+		b := e.blocks[seqs[hits]]
+		if b == nil {
+			break
+		}
+		if b.refs == 0 {
+			e.unlink(b)
+		}
+		b.refs++
+		held = append(held, b)
+		hits++
+	}
+	need := len(seqs) - hits
+	var evicted []flash.ExternalHash
+	for len(e.blocks)+need > e.capacity && e.head.next != &e.head {
+		b := e.head.next
+		e.unlink(b)
+		delete(e.blocks, b.seq)
+		evicted = append(evicted, flash.ExternalHash(b.seq))
+	}
+	if len(evicted) > 0 {
+		ev := flash.RemovedEvent(e.w, evicted...)
+		evs = append(evs, &ev)
+	}
+	fit := min(need, e.capacity-len(e.blocks))
+	if fit > 0 {
+		blocks := make([]flash.Block, 0, fit)
+		for i := hits; i < hits+fit; i++ {
+			b := &cblock{seq: seqs[i], refs: 1}
+			if i > 0 {
+				b.parent = seqs[i-1]
+			}
+			e.blocks[b.seq] = b
+			held = append(held, b)
+			blocks = append(blocks, flash.Block{Hash: flash.ExternalHash(seqs[i]), Local: locals[i]})
+		}
+		ev := flash.StoredEvent(e.w, blocks...)
+		if hits > 0 {
+			ev = ev.WithParent(flash.ExternalHash(seqs[hits-1]))
+		}
+		evs = append(evs, &ev)
+	}
+	e.running += len(held)
+	return held, hits, evs
+}
+
+// release ends a request: its blocks become evictable, tail first.
+func (e *engine) release(held []*cblock) {
+	e.running -= len(held)
+	for i := len(held) - 1; i >= 0; i-- {
+		b := held[i]
+		if b.refs--; b.refs == 0 {
+			e.pushMRU(b)
+		}
+	}
+}
+
+type finish struct {
+	t    int64
+	e    *engine
+	held []*cblock
+}
+
+type finishQueue []finish
+
+func (q finishQueue) Len() int           { return len(q) }
+func (q finishQueue) Less(i, j int) bool { return q[i].t < q[j].t }
+func (q finishQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *finishQueue) Push(x any)        { *q = append(*q, x.(finish)) }
+func (q *finishQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// Record routes reqs across cfg.Workers engines and records the timeline.
+// The router's index is a synchronous flash index fed the same events.
+func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
+	cfg = cfg.norm()
+	idx := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(cfg.Workers), flash.WithBlockSize(cfg.BlockSize))
+	defer idx.Close()
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	wl := &Workload{BlockSize: cfg.BlockSize}
+	engines := make([]*engine, cfg.Workers)
+	for i := range engines {
+		wl.Workers = append(wl.Workers, flash.Worker{ID: uint64(i)})
+		engines[i] = newEngine(wl.Workers[i], cfg.CacheBlocks)
+	}
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Timestamp < reqs[order[b]].Timestamp })
+	var fq finishQueue
+	var sc flash.Scores
+	overlap := make([]int, cfg.Workers)
+	emit := func(t int64, ev *flash.Event) {
+		_ = idx.Apply(*ev)
+		wl.Ops = append(wl.Ops, Op{T: t, Event: ev})
+		wl.Events++
+		wl.StoredBlocks += len(ev.Blocks)
+		wl.RemovedBlks += len(ev.Hashes)
+	}
+	for _, ri := range order {
+		r := reqs[ri]
+		t := r.Timestamp * 1_000_000
+		for fq.Len() > 0 && fq[0].t <= t {
+			f := heap.Pop(&fq).(finish)
+			f.e.release(f.held)
+		}
+		locals := h.Locals(nil, r)
+		if len(locals) == 0 {
+			continue
+		}
+		q := &flash.Query{Locals: locals, Seqs: flash.ChainLocals(nil, locals)}
+		idx.FindMatches(*q, &sc)
+		wl.Ops = append(wl.Ops, Op{T: t, Query: q})
+		wl.Queries++
+		wl.QueryBlocks += len(locals)
+		clear(overlap)
+		for _, m := range sc.Matches {
+			overlap[m.Worker.ID] = m.Depth
+		}
+		best, bestCost, ties := 0, 0.0, 0
+		for i, e := range engines {
+			cost := float64(len(locals)-overlap[i]) + cfg.LoadWeight*float64(e.running)
+			switch {
+			case i == 0 || cost < bestCost:
+				best, bestCost, ties = i, cost, 1
+			case cost == bestCost:
+				ties++
+				if rng.IntN(ties) == 0 {
+					best = i
+				}
+			}
+		}
+		e := engines[best]
+		held, hits, evs := e.admit(locals, q.Seqs)
+		wl.HitBlocks += hits
+		for _, ev := range evs {
+			emit(t, ev)
+		}
+		prefill := float64((len(locals)-hits)*cfg.BlockSize) / cfg.PrefillRate
+		decode := float64(r.OutputLength) / cfg.DecodeRate
+		heap.Push(&fq, finish{t: t + int64((prefill+decode)*1e9), e: e, held: held})
+	}
+	if n := len(wl.Ops); n > 0 {
+		wl.Span = wl.Ops[n-1].T - wl.Ops[0].T
+	}
+	return wl
+}
