@@ -6,6 +6,8 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/arena"
@@ -30,6 +32,7 @@ type lane struct {
 	// ring holds queued items; [head, tail) are waiting or being applied.
 	ring       []item
 	head, tail uint64
+	queued     atomic.Uint64 // tail, for the idle writer to watch without the lock
 	parked     bool // the writer waits on notEmpty
 	stopping   bool
 	producers  int // goroutines waiting on notFull
@@ -103,6 +106,7 @@ func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
 		it.remove, it.removeID = true, *removeID
 	}
 	ln.tail++
+	ln.queued.Store(ln.tail)
 	if ln.parked {
 		ln.notEmpty.Signal()
 	}
@@ -110,10 +114,14 @@ func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
 	return nil
 }
 
-// idleYields: a writer that finds its queue empty yields this many times
+// idleSpin: a writer that finds its queue empty watches it for this long
 // before parking, so a steady stream of events does not pay a futex wake
-// per event; an idle writer then sleeps and uses no CPU.
-const idleYields = 32
+// and an OS thread switch per event (a writer is locked to its thread, so
+// yielding to the Go scheduler would switch threads too); an idle writer
+// then sleeps and uses no CPU. 20 µs is a few events' spacing at the
+// event rates of a busy router, and a small fraction of a core when idle
+// between bursts.
+const idleSpin = 20 * time.Microsecond
 
 // run is the writer goroutine.
 func (ln *lane) run(cpu int) {
@@ -130,13 +138,16 @@ func (ln *lane) run(cpu int) {
 func (ln *lane) loop() {
 	ln.mu.Lock()
 	for {
-		for spins := 0; ln.head == ln.tail && !ln.stopping; spins++ {
-			if spins < idleYields {
-				ln.mu.Unlock()
-				runtime.Gosched()
-				ln.mu.Lock()
-				continue
+		if ln.head == ln.tail && !ln.stopping {
+			head := ln.head
+			ln.mu.Unlock()
+			for t0 := time.Now(); ln.queued.Load() == head && time.Since(t0) < idleSpin; {
+				for i := 0; i < 64 && ln.queued.Load() == head; i++ {
+				}
 			}
+			ln.mu.Lock()
+		}
+		for ln.head == ln.tail && !ln.stopping {
 			ln.parked = true
 			ln.notEmpty.Wait()
 			ln.parked = false

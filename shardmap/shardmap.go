@@ -219,7 +219,9 @@ func (m *Map) level(pos int) *level {
 	return nd.levels[pos]
 }
 
-// Locked is a shard held by one writer, for one key. Use it by value:
+// Locked is a shard held by one writer, for one key. Put reuses the probe of
+// the Get before it (the shard is the writer's between them). Use it as a
+// variable:
 //
 //	l := m.Lock(pos, key)
 //	v := l.Get()
@@ -231,6 +233,10 @@ type Locked struct {
 	mu  *sync.Mutex // nil for Exclusive
 	key uint64
 	h   uint64
+	// The probe of the last Get, reused by Put while the table is the same.
+	seen  *table
+	slot  uint64
+	found bool
 }
 
 // Lock locks the shard of key at pos for writing, creating the position's
@@ -266,7 +272,7 @@ func (l Locked) Unlock() {
 }
 
 // Get returns the key's value, or 0.
-func (l Locked) Get() uint64 {
+func (l *Locked) Get() uint64 {
 	t := l.tab.Load()
 	if t == nil {
 		return 0
@@ -274,7 +280,9 @@ func (l Locked) Get() uint64 {
 	if l.key == 0 {
 		return t.zero.Load()
 	}
-	if i, ok := t.find(l.key, l.h); ok {
+	i, ok := t.find(l.key, l.h)
+	l.seen, l.slot, l.found = t, i, ok
+	if ok {
 		return atomic.LoadUint64(t.val(i))
 	}
 	return 0
@@ -294,7 +302,7 @@ func (t *table) find(key, h uint64) (uint64, bool) {
 }
 
 // Put sets the key's value; 0 deletes the key.
-func (l Locked) Put(val uint64) {
+func (l *Locked) Put(val uint64) {
 	t := l.tab.Load()
 	if t == nil {
 		if val == 0 {
@@ -309,7 +317,11 @@ func (l Locked) Put(val uint64) {
 		l.maybeShrink(t)
 		return
 	}
-	i, ok := t.find(l.key, l.h)
+	i, ok := l.slot, l.found
+	if l.seen != t { // no Get before, or the table was replaced since
+		i, ok = t.find(l.key, l.h)
+	}
+	l.seen = nil
 	if ok {
 		old := atomic.SwapUint64(t.val(i), val)
 		t.live += b2i(val != 0) - b2i(old != 0)

@@ -137,20 +137,18 @@ func Run(wl *sim.Workload, idx flash.Index, offered float64, o Options) Result {
 	return res
 }
 
-// wait returns at start+at: it sleeps while the wait is long and yields
-// the processor for the last stretch, since timers are too coarse for the
-// microsecond spacing of a compressed timeline.
+// wait returns no earlier than start+at. It sleeps rather than spins: on a
+// small machine a spinning feeder takes the CPU from the index it measures.
+// A timer may wake it late by tens of microseconds; the ops that fell due
+// meanwhile then run back to back, so the rate over the run is unchanged
+// and only the drain at the end can grow by one timer slack.
 func wait(start time.Time, at time.Duration) {
 	for {
 		left := at - time.Since(start)
 		if left <= 0 {
 			return
 		}
-		if left > 2*time.Millisecond {
-			time.Sleep(left - time.Millisecond)
-		} else {
-			runtime.Gosched()
-		}
+		time.Sleep(left)
 	}
 }
 
@@ -172,16 +170,33 @@ func Quantile(lat []time.Duration, q float64) time.Duration {
 // Factory makes a fresh index for one replay.
 type Factory func() flash.Index
 
+// Repeat replays wl on fresh indexes at one offered load until at least
+// minTime has been measured, and sums the runs: a short workload at a high
+// load would otherwise be measured over a few milliseconds.
+func Repeat(wl *sim.Workload, f Factory, offered float64, minTime time.Duration, o Options) Result {
+	var sum Result
+	for sum.Elapsed < minTime || sum.Ops == 0 {
+		idx := f()
+		r := Run(wl, idx, offered, o)
+		_ = idx.Close()
+		sum.Elapsed += r.Elapsed
+		sum.BlockOps += r.BlockOps
+		sum.Ops += r.Ops
+	}
+	sum.Offered = offered
+	sum.Achieved = float64(sum.BlockOps) / sum.Elapsed.Seconds()
+	sum.AchievedOps = float64(sum.Ops) / sum.Elapsed.Seconds()
+	return sum
+}
+
 // Sweep replays wl on fresh indexes at offered loads from start, growing by
-// step, until two loads in a row are not sustained or max is passed. It
-// returns every point and the threshold: the highest sustained achieved
-// load.
-func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, o Options, progress func(Result)) (points []Result, threshold float64) {
+// step, until two loads in a row are not sustained or max is passed; each
+// load is measured for at least minTime. It returns every point and the
+// threshold: the highest sustained achieved load.
+func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, minTime time.Duration, o Options, progress func(Result)) (points []Result, threshold float64) {
 	misses := 0
 	for load := start; load <= maxLoad && misses < 2; load *= step {
-		idx := f()
-		r := Run(wl, idx, load, o)
-		_ = idx.Close()
+		r := Repeat(wl, f, load, minTime, o)
 		points = append(points, r)
 		if progress != nil {
 			progress(r)

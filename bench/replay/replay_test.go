@@ -57,7 +57,7 @@ func TestRun_AppliesEverything(t *testing.T) {
 // Past the threshold the achieved load stops following the offered one.
 func TestSweep_FindsThreshold(t *testing.T) {
 	wl := workload(t, 600)
-	pts, th := Sweep(wl, func() flash.Index { return model.New(flash.Config{MaxWorkers: 8}) }, 1e5, 4, 1e10, Options{}, nil)
+	pts, th := Sweep(wl, func() flash.Index { return model.New(flash.Config{MaxWorkers: 8}) }, 1e5, 4, 1e10, 0, Options{}, nil)
 	if th <= 0 || pts[len(pts)-1].Keeps() {
 		t.Fatalf("no threshold found: %v", pts)
 	}
