@@ -33,7 +33,7 @@ type lane struct {
 	ring       []item
 	head, tail uint64
 	queued     atomic.Uint64 // tail, for the idle writer to watch without the lock
-	parked     bool // the writer waits on notEmpty
+	parked     bool          // the writer waits on notEmpty
 	stopping   bool
 	producers  int // goroutines waiting on notFull
 	flushers   int // goroutines waiting on drained

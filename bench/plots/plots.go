@@ -146,7 +146,9 @@ func EventDensity(dir, name, title string, wl *sim.Workload, buckets int) ([]str
 
 // reversed puts green (stores) at the top of the range, red (removes) at
 // the bottom.
-type reversed struct{ p interface{ Colors() []color.Color } }
+type reversed struct {
+	p interface{ Colors() []color.Color }
+}
 
 func (r reversed) Colors() []color.Color {
 	c := r.p.Colors()
