@@ -93,7 +93,8 @@ func Throughput(dir, name, title string, series []Series) ([]string, error) {
 }
 
 // density is the heat map grid: per worker and time bucket, the share of
-// stored minus removed blocks, from -1 (only removes) to +1 (only stores).
+// stored minus removed blocks, from -1 (only removes) to +1 (only stores);
+// NaN (drawn white) where the worker had no event.
 type density struct {
 	cols, rows int
 	z          []float64
@@ -127,6 +128,7 @@ func EventDensity(dir, name, title string, wl *sim.Workload, buckets int) ([]str
 	}
 	d := &density{cols: buckets, rows: rows, z: make([]float64, rows*buckets), bucket: float64(wl.Span) / 1e9 / float64(buckets)}
 	for i := range d.z {
+		d.z[i] = math.NaN()
 		if n := stored[i] + removed[i]; n > 0 {
 			d.z[i] = (stored[i] - removed[i]) / n
 		}
@@ -136,6 +138,7 @@ func EventDensity(dir, name, title string, wl *sim.Workload, buckets int) ([]str
 	cm.SetMax(1)
 	h := plotter.NewHeatMap(d, reversed{cm.Palette(64)})
 	h.Min, h.Max = -1, 1
+	h.NaN = color.White
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "trace time (s)"

@@ -323,7 +323,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 			pr.printf("plotting")
 			for _, files := range [][]string{
 				must(plots.Throughput(o.out, fmt.Sprintf("throughput_w%d", workers), fmt.Sprintf("Achieved vs offered, %d workers, %d-token blocks", workers, o.blockSize), series)),
-				must(plots.EventDensity(o.out, fmt.Sprintf("events_w%d", workers), fmt.Sprintf("Cache events per worker (green: stores dominate, red: removes), %d workers", workers), wl, 120)),
+				must(plots.EventDensity(o.out, fmt.Sprintf("events_w%d", workers), fmt.Sprintf("Cache events per worker (green: stores dominate, red: removes), %d workers", workers), wl, 240)),
 				must(plots.LatencyCDF(o.out, fmt.Sprintf("latency_w%d", workers), fmt.Sprintf("FindMatches latency at half of each threshold, %d workers", workers), latNames, lats)),
 			} {
 				rep.Plots = append(rep.Plots, files...)

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A small run end to end: the table, the JSON report and the plots.
+func TestRun_Small(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "r.json")
+	var out bytes.Buffer
+	args := []string{"--requests", "400", "--backends", "flash,naive,radix", "--block-size", "128",
+		"--sweep-start", "5e5", "--sweep-step", "8", "--min-time", "0", "--out", dir, "--json", jsonPath, "--quiet"}
+	if err := run(args, &out, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"flash", "naive", "radix", "threshold block-ops/s", "plots:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	var rep Report
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 3 || rep.Rows[0].Threshold <= 0 || len(rep.Rows[0].Points) == 0 {
+		t.Fatalf("report %+v", rep.Rows)
+	}
+	for _, f := range []string{"throughput_w16.png", "throughput_w16.svg", "events_w16.png", "latency_w16.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("plot %s: %v", f, err)
+		}
+	}
+	if plotErr != nil {
+		t.Fatal(plotErr)
+	}
+}
+
+func TestParse_Rejects(t *testing.T) {
+	for _, args := range [][]string{{"--sweep-step", "1"}, {"extra"}, {"--nope"}} {
+		if _, err := parse(args, &bytes.Buffer{}); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
+	}
+}
