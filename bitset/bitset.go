@@ -3,6 +3,8 @@ package bitset
 import (
 	"math/bits"
 	"sync/atomic"
+
+	"github.com/flashindexer/flashindexer/asm"
 )
 
 // Words returns the number of words of a set of n bits.
@@ -49,9 +51,14 @@ func Load(dst, src []uint64) {
 	}
 }
 
-// AndCount returns popcount(a AND shared).
+// AndCount returns popcount(a AND shared). Wide sets go to the SIMD kernel
+// (package asm); a reader validates what it read against the slot version,
+// so a vector load racing an atomic bit update is harmless.
 func AndCount(a, shared []uint64) int {
 	n := min(len(a), len(shared))
+	if useSIMD(n) {
+		return asm.AndPopcnt(a[:n], shared[:n])
+	}
 	c := 0
 	for i := 0; i < n; i++ {
 		c += bits.OnesCount64(a[i] & atomic.LoadUint64(&shared[i]))
@@ -71,9 +78,13 @@ func AndInto(dst, a, shared []uint64) int {
 	return c
 }
 
-// IsSubset reports whether a ⊆ shared, stopping at the first word that says no.
+// IsSubset reports whether a ⊆ shared, stopping at the first word that says
+// no. Wide sets go to the SIMD kernel, as in AndCount.
 func IsSubset(a, shared []uint64) bool {
 	n := min(len(a), len(shared))
+	if useSIMD(n) {
+		return asm.IsSubset(a[:n], shared[:n])
+	}
 	for i := 0; i < n; i++ {
 		if a[i]&^atomic.LoadUint64(&shared[i]) != 0 {
 			return false

@@ -82,7 +82,7 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 
 func (f *finder) search(n int) {
 	active, next, dropped := f.set(0), f.set(1), f.set(2)
-	cnt := f.probe(0, nil, active)
+	cnt := f.probe(0, nil, active, 0)
 	if cnt == 0 {
 		return
 	}
@@ -90,7 +90,7 @@ func (f *finder) search(n int) {
 	lo := 0 // every active worker holds positions 0..lo
 	for lo < n-1 {
 		c := min(lo+J, n-1)
-		got := f.probe(c, active, next)
+		got := f.probe(c, active, next, cnt)
 		if got != cnt {
 			bitset.AndNotInto(dropped, active, next)
 			f.resolve(dropped, lo, c, 0)
@@ -110,7 +110,7 @@ func (f *finder) resolve(s []uint64, lo, hi, level int) {
 	for hi-lo > 1 {
 		m := lo + (hi-lo)/2
 		in, out := f.set(3+2*level), f.set(4+2*level)
-		k := f.probe(m, s, in)
+		k := f.probe(m, s, in, -1)
 		if k == 0 { // nobody holds m: all stop before it
 			hi = m
 			continue
@@ -128,12 +128,13 @@ func (f *finder) resolve(s []uint64, lo, hi, level int) {
 
 // probe writes into out the members of mask (all workers when mask is nil)
 // that hold the query's block at pos, and returns how many there are.
-func (f *finder) probe(pos int, mask, out []uint64) int {
+// maskCount is popcount(mask) when the caller knows it, else -1.
+func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 	f.probes++
 	ix := f.ix
 	local, seq := f.locals[pos], f.seq(pos)
 	for try := 0; try < maxProbeRetries; try++ {
-		if c, ok := ix.probeOnce(pos, local, seq, mask, out); ok {
+		if c, ok := ix.probeOnce(pos, local, seq, mask, out, maskCount); ok {
 			return c
 		}
 	}
@@ -143,7 +144,7 @@ func (f *finder) probe(pos int, mask, out []uint64) int {
 
 // probeOnce reads the entry (pos, local, seq) validated against concurrent
 // reuse; ok is false when a slot changed under the read.
-func (ix *Indexer) probeOnce(pos int, local LocalHash, seq SeqHash, mask, out []uint64) (int, bool) {
+func (ix *Indexer) probeOnce(pos int, local LocalHash, seq SeqHash, mask, out []uint64, maskCount int) (int, bool) {
 	h := arena.Handle(ix.tab.Get(pos, uint64(local)))
 	for h != 0 {
 		s := ix.ar.Slot(h.Ref())
@@ -153,11 +154,17 @@ func (ix *Indexer) probeOnce(pos int, local LocalHash, seq SeqHash, mask, out []
 		}
 		if arena.Seq(s) == uint64(seq) {
 			var c int
-			if mask == nil {
-				bitset.Load(out, arena.Bits(s))
+			switch b := arena.Bits(s); {
+			case mask == nil:
+				bitset.Load(out, b)
 				c = bitset.Count(out)
-			} else {
-				c = bitset.AndInto(out, mask, arena.Bits(s))
+			case maskCount >= 0 && ix.wide && bitset.IsSubset(mask, b):
+				// A checkpoint that every active worker passes: the subset
+				// kernel answers with an early exit, no set to build.
+				copy(out, mask)
+				c = maskCount
+			default:
+				c = bitset.AndInto(out, mask, b)
 			}
 			return c, arena.Version(s) == v
 		}

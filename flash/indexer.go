@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
@@ -24,6 +25,7 @@ type Indexer struct {
 	cfg   Config
 	jump  int
 	bw    int // words per worker set
+	wide  bool // worker sets wide enough for the SIMD subset test
 	ar    *arena.Arena
 	tab   *shardmap.Map
 	lanes []*lane
@@ -96,6 +98,7 @@ func New(opts ...Option) *Indexer {
 		k0:       binary.LittleEndian.Uint64(key[:8]),
 		k1:       binary.LittleEndian.Uint64(key[8:]),
 	}
+	ix.wide = bw >= asm.Crossover
 	ix.directory.Store(&map[Worker]int32{})
 	n := max(1, s.writers)
 	ix.solo = n == 1

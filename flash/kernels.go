@@ -1,4 +1,6 @@
 package flash
 
-// Kernels describes the bitset kernels in use, for logs and the bench.
-func Kernels() string { return "generic (math/bits popcount)" }
+import "github.com/flashindexer/flashindexer/asm"
+
+// Kernels describes the worker-set kernels in use, for logs and the bench.
+func Kernels() string { return asm.Kernels() }

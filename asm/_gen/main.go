@@ -1,0 +1,249 @@
+// Command _gen generates the asm package's kernels with avo:
+//
+//	cd asm/_gen && GOWORK=off go run . -out ../kernels_amd64.s -pkg asm
+//
+// CI regenerates them and fails on any difference from the committed files.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+)
+
+func main() {
+	ConstraintExpr("amd64,gc,!purego,!noasm")
+	andPopcntAVX512()
+	andPopcntAVX2()
+	subsetAVX512()
+	subsetAVX2()
+	Generate()
+}
+
+// andPopcntAVX512: popcount(a AND b), 8 words a step with VPOPCNTQ, the
+// last 0-7 words through a load mask.
+func andPopcntAVX512() {
+	TEXT("andPopcntAVX512", NOSPLIT, "func(a, b []uint64) int")
+	Doc("andPopcntAVX512 returns popcount(a AND b) over len(a) words; b is at least as long. Needs AVX512F and AVX512VPOPCNTDQ.")
+	a := Load(Param("a").Base(), GP64())
+	b := Load(Param("b").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	acc := ZMM()
+	VPXORQ(acc, acc, acc)
+	Label("loop8")
+	CMPQ(n, Imm(8))
+	JB(LabelRef("tail"))
+	x := ZMM()
+	VMOVDQU64(Mem{Base: a}, x)
+	VPANDQ(Mem{Base: b}, x, x)
+	VPOPCNTQ(x, x)
+	VPADDQ(x, acc, acc)
+	ADDQ(Imm(64), a)
+	ADDQ(Imm(64), b)
+	SUBQ(Imm(8), n)
+	JMP(LabelRef("loop8"))
+	Label("tail")
+	TESTQ(n, n)
+	JZ(LabelRef("reduce"))
+	// mask = (1 << n) - 1
+	m := GP64()
+	MOVQ(U64(1), m)
+	SHLXQ(n, m, m)
+	DECQ(m)
+	k := K()
+	KMOVQ(m, k)
+	y := ZMM()
+	VMOVDQU64_Z(Mem{Base: a}, k, y)
+	z := ZMM()
+	VMOVDQU64_Z(Mem{Base: b}, k, z)
+	VPANDQ(z, y, y)
+	VPOPCNTQ(y, y)
+	VPADDQ(y, acc, acc)
+	Label("reduce")
+	hi := YMM()
+	VEXTRACTI64X4(U8(1), acc, hi)
+	VPADDQ(hi, acc.AsY(), acc.AsY())
+	h2 := XMM()
+	VEXTRACTI128(U8(1), acc.AsY(), h2)
+	VPADDQ(h2, acc.AsX(), acc.AsX())
+	r := GP64()
+	t := GP64()
+	VMOVQ(acc.AsX(), r)
+	VPEXTRQ(U8(1), acc.AsX(), t)
+	ADDQ(t, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// andPopcntAVX2: popcount(a AND b) with the nibble lookup table (VPSHUFB)
+// and VPSADBW, 4 words a step; the last 0-3 words with POPCNTQ.
+func andPopcntAVX2() {
+	lut := GLOBL("nibblePopcnt", RODATA|NOPTR)
+	for i := 0; i < 32; i++ {
+		DATA(i, U8(popcount4(i%16)))
+	}
+	low := GLOBL("lowNibbles", RODATA|NOPTR)
+	for i := 0; i < 32; i++ {
+		DATA(i, U8(0x0f))
+	}
+
+	TEXT("andPopcntAVX2", NOSPLIT, "func(a, b []uint64) int")
+	Doc("andPopcntAVX2 returns popcount(a AND b) over len(a) words; b is at least as long. Needs AVX2 and POPCNT.")
+	a := Load(Param("a").Base(), GP64())
+	b := Load(Param("b").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	table, mask, zero, acc := YMM(), YMM(), YMM(), YMM()
+	VMOVDQU(lut, table)
+	VMOVDQU(low, mask)
+	VPXOR(zero, zero, zero)
+	VPXOR(acc, acc, acc)
+	Label("loop4")
+	CMPQ(n, Imm(4))
+	JB(LabelRef("reduce"))
+	v, lo, hi := YMM(), YMM(), YMM()
+	VMOVDQU(Mem{Base: a}, v)
+	VPAND(Mem{Base: b}, v, v)
+	VPAND(mask, v, lo)
+	VPSRLW(U8(4), v, hi)
+	VPAND(mask, hi, hi)
+	VPSHUFB(lo, table, lo)
+	VPSHUFB(hi, table, hi)
+	VPADDB(hi, lo, lo)
+	VPSADBW(zero, lo, lo)
+	VPADDQ(lo, acc, acc)
+	ADDQ(Imm(32), a)
+	ADDQ(Imm(32), b)
+	SUBQ(Imm(4), n)
+	JMP(LabelRef("loop4"))
+	Label("reduce")
+	h := XMM()
+	VEXTRACTI128(U8(1), acc, h)
+	l := acc.AsX()
+	VPADDQ(h, l, l)
+	r, t := GP64(), GP64()
+	VMOVQ(l, r)
+	VPEXTRQ(U8(1), l, t)
+	ADDQ(t, r)
+	VZEROUPPER()
+	Label("tail")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	w := GP64()
+	MOVQ(Mem{Base: a}, w)
+	ANDQ(Mem{Base: b}, w)
+	POPCNTQ(w, w)
+	ADDQ(w, r)
+	ADDQ(Imm(8), a)
+	ADDQ(Imm(8), b)
+	DECQ(n)
+	JMP(LabelRef("tail"))
+	Label("done")
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// subsetAVX512: a ⊆ b, 8 words a step, stopping at the first step with a
+// bit of a outside b.
+func subsetAVX512() {
+	TEXT("subsetAVX512", NOSPLIT, "func(a, b []uint64) bool")
+	Doc("subsetAVX512 reports whether a AND NOT b is zero over len(a) words; b is at least as long. Needs AVX512F.")
+	a := Load(Param("a").Base(), GP64())
+	b := Load(Param("b").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	k := K()
+	Label("loop8")
+	CMPQ(n, Imm(8))
+	JB(LabelRef("tail"))
+	x, y := ZMM(), ZMM()
+	VMOVDQU64(Mem{Base: b}, x)
+	VPANDNQ(Mem{Base: a}, x, y) // y = ^b & a
+	VPTESTMQ(y, y, k)
+	KORTESTB(k, k)
+	JNZ(LabelRef("no"))
+	ADDQ(Imm(64), a)
+	ADDQ(Imm(64), b)
+	SUBQ(Imm(8), n)
+	JMP(LabelRef("loop8"))
+	Label("tail")
+	TESTQ(n, n)
+	JZ(LabelRef("yes"))
+	m := GP64()
+	MOVQ(U64(1), m)
+	SHLXQ(n, m, m)
+	DECQ(m)
+	km := K()
+	KMOVQ(m, km)
+	p, q := ZMM(), ZMM()
+	VMOVDQU64_Z(Mem{Base: b}, km, p)
+	VMOVDQU64_Z(Mem{Base: a}, km, q)
+	VPANDNQ(q, p, q) // q = ^p & q
+	VPTESTMQ(q, q, k)
+	KORTESTB(k, k)
+	JNZ(LabelRef("no"))
+	Label("yes")
+	VZEROUPPER()
+	retBool(true)
+	Label("no")
+	VZEROUPPER()
+	retBool(false)
+}
+
+// subsetAVX2: a ⊆ b, 4 words a step with VPTEST, the tail word by word.
+func subsetAVX2() {
+	TEXT("subsetAVX2", NOSPLIT, "func(a, b []uint64) bool")
+	Doc("subsetAVX2 reports whether a AND NOT b is zero over len(a) words; b is at least as long. Needs AVX2.")
+	a := Load(Param("a").Base(), GP64())
+	b := Load(Param("b").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	Label("loop4")
+	CMPQ(n, Imm(4))
+	JB(LabelRef("tail"))
+	x, y := YMM(), YMM()
+	VMOVDQU(Mem{Base: b}, x)
+	VPANDN(Mem{Base: a}, x, y) // y = ^b & a
+	VPTEST(y, y)
+	JNZ(LabelRef("no"))
+	ADDQ(Imm(32), a)
+	ADDQ(Imm(32), b)
+	SUBQ(Imm(4), n)
+	JMP(LabelRef("loop4"))
+	Label("tail")
+	VZEROUPPER()
+	Label("tailw")
+	TESTQ(n, n)
+	JZ(LabelRef("yes"))
+	w := GP64()
+	MOVQ(Mem{Base: b}, w)
+	NOTQ(w)
+	ANDQ(Mem{Base: a}, w)
+	JNZ(LabelRef("nov"))
+	ADDQ(Imm(8), a)
+	ADDQ(Imm(8), b)
+	DECQ(n)
+	JMP(LabelRef("tailw"))
+	Label("yes")
+	retBool(true)
+	Label("no")
+	VZEROUPPER()
+	Label("nov")
+	retBool(false)
+}
+
+func retBool(v bool) {
+	r := GP8()
+	if v {
+		MOVB(U8(1), r)
+	} else {
+		MOVB(U8(0), r)
+	}
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+func popcount4(x int) int {
+	c := 0
+	for ; x != 0; x &= x - 1 {
+		c++
+	}
+	return c
+}

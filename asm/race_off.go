@@ -1,0 +1,7 @@
+//go:build !race
+
+package asm
+
+const raceEnabled = false
+
+func raceRead([]uint64) {}

@@ -1,0 +1,5 @@
+//go:build race
+
+package bitset
+
+const raceEnabled = true
