@@ -54,7 +54,7 @@ func TestKernels_EqualTwinOnBoundaryLengths(t *testing.T) {
 				checkAgainstTwin(t, p, a, b)
 				copy(b, a)
 				checkAgainstTwin(t, p, a, b) // a ⊆ b
-				for i := 0; i < n; i++ { // one stray bit at every word
+				for i := 0; i < n; i++ {     // one stray bit at every word
 					b[i] &^= 1 << (i % 64)
 					if a[i]&(1<<(i%64)) != 0 {
 						checkAgainstTwin(t, p, a, b)

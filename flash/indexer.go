@@ -24,7 +24,7 @@ import (
 type Indexer struct {
 	cfg   Config
 	jump  int
-	bw    int // words per worker set
+	bw    int  // words per worker set
 	wide  bool // worker sets wide enough for the SIMD subset test
 	ar    *arena.Arena
 	tab   *shardmap.Map
