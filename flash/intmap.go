@@ -38,9 +38,13 @@ func (m *intMap) alloc(c int) {
 	m.mask = uint64(c - 1)
 }
 
+// slot is keyed like the shardmap's hash, with the same finalizer.
 func (m *intMap) slot(k uint64) uint64 {
 	hi, lo := bits.Mul64(k^m.k0, m.k1)
-	return (hi ^ lo) & m.mask
+	h := hi ^ lo
+	h ^= h >> 32
+	h *= 0xD6E8FEB86659FD93
+	return (h ^ h>>32) & m.mask
 }
 
 func (m *intMap) len() int { return m.n }

@@ -131,9 +131,16 @@ func New(opts ...Option) *Map {
 	return m
 }
 
+// hash is keyed: the secret enters the 128-bit product, and a multiply-
+// xorshift finalizer spreads every input bit over the low bits that pick
+// the bucket (without it, keys that differ only in their high bits, as
+// crafted keys would, land in runs of neighbouring buckets for some secrets).
 func (m *Map) hash(key uint64) uint64 {
 	hi, lo := bits.Mul64(key^m.k0, m.k1)
-	return hi ^ lo
+	h := hi ^ lo
+	h ^= h >> 32
+	h *= 0xD6E8FEB86659FD93
+	return h ^ h>>32
 }
 
 // shardOf picks the shard from the top bits of h; the bucket comes from the

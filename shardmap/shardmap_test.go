@@ -2,6 +2,7 @@ package shardmap_test
 
 import (
 	"fmt"
+	"slices"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -138,18 +139,21 @@ func TestMap_ChurnBounded(t *testing.T) {
 // lengths like random keys.
 func TestMap_HashFloodingBounded(t *testing.T) {
 	const n = 50_000
+	// The average and the 99th percentile of the probe lengths: the maximum
+	// of 50,000 draws swings too much between secrets to compare.
 	avgProbes := func(keys []uint64) (float64, int) {
 		m := shardmap.New()
 		for _, k := range keys {
 			put(m, 0, k, 1)
 		}
-		sum, worst := 0, 0
-		for _, k := range keys {
-			p := shardmap.Probes(m, 0, k)
-			sum += p
-			worst = max(worst, p)
+		sum := 0
+		probes := make([]int, len(keys))
+		for i, k := range keys {
+			probes[i] = shardmap.Probes(m, 0, k)
+			sum += probes[i]
 		}
-		return float64(sum) / float64(len(keys)), worst
+		slices.Sort(probes)
+		return float64(sum) / float64(len(keys)), probes[len(probes)*99/100]
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	random, crafted := make([]uint64, n), make([]uint64, n)
@@ -159,9 +163,9 @@ func TestMap_HashFloodingBounded(t *testing.T) {
 	}
 	ra, rw := avgProbes(random)
 	ca, cw := avgProbes(crafted)
-	t.Logf("random keys: %.2f probes avg, %d worst; crafted: %.2f avg, %d worst", ra, rw, ca, cw)
-	if ca > 2*ra || cw > 4*rw+8 {
-		t.Fatalf("crafted keys probe %.2f avg / %d worst vs random %.2f / %d", ca, cw, ra, rw)
+	t.Logf("random keys: %.2f probes avg, %d at p99; crafted: %.2f avg, %d at p99", ra, rw, ca, cw)
+	if ca > 1.5*ra+0.1 || cw > 2*rw+2 {
+		t.Fatalf("crafted keys probe %.2f avg / %d at p99 vs random %.2f / %d", ca, cw, ra, rw)
 	}
 }
 
