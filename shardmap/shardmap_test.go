@@ -2,9 +2,9 @@ package shardmap_test
 
 import (
 	"fmt"
-	"slices"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
