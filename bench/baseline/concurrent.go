@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // cnode is a radix node with its own reader-writer lock.
@@ -39,7 +40,7 @@ type ConcurrentRadix struct {
 
 type clane struct {
 	t      *ConcurrentRadix
-	front  *chains
+	front  *model.Front
 	lookup map[flash.Worker]map[contentKey]*cnode
 	inbox  chan request
 }
@@ -52,7 +53,7 @@ func NewConcurrentRadix(cfg flash.Config, writers int) *ConcurrentRadix {
 	t := &ConcurrentRadix{root: newCNode(nil, 0), tokens: cfg.Normalize().BlockSize}
 	for i := 0; i < max(1, writers); i++ {
 		ln := &clane{t: t, lookup: map[flash.Worker]map[contentKey]*cnode{}, inbox: make(chan request, actorQueue)}
-		ln.front = newChains(cfg, &t.counters, &t.slots)
+		ln.front = model.NewFront(cfg, &t.counters, &t.slots)
 		t.lanes = append(t.lanes, ln)
 		t.wg.Add(1)
 		go ln.loop()
@@ -65,11 +66,11 @@ func (ln *clane) loop() {
 	for r := range ln.inbox {
 		switch r.kind {
 		case reqEvent:
-			_ = ln.front.apply(&r.ev, ln)
+			_ = ln.front.Apply(&r.ev, ln)
 		case reqRemoveWorker:
-			ln.front.removeWorker(r.id, ln)
+			ln.front.RemoveWorker(r.id, ln)
 		case reqBlockCount:
-			*r.n = ln.front.blockCount(r.w)
+			*r.n = ln.front.BlockCount(r.w)
 		case reqStop:
 			r.reply <- struct{}{}
 			return
@@ -80,32 +81,32 @@ func (ln *clane) loop() {
 	}
 }
 
-func (ln *clane) add(w flash.Worker, p place) {
+func (ln *clane) Add(w flash.Worker, p model.Place) {
 	lk := ln.lookup[w]
 	if lk == nil {
 		lk = map[contentKey]*cnode{}
 		ln.lookup[w] = lk
 	}
 	parent := ln.t.root
-	if p.pos > 0 {
-		parent = lk[contentKey{p.pos - 1, p.parent}]
+	if p.Pos > 0 {
+		parent = lk[contentKey{p.Pos - 1, p.Parent}]
 	}
 	parent.mu.Lock()
-	n := parent.children[p.local]
+	n := parent.children[p.Local]
 	if n == nil {
-		n = newCNode(parent, p.local)
-		parent.children[p.local] = n
+		n = newCNode(parent, p.Local)
+		parent.children[p.Local] = n
 	}
 	n.mu.Lock()
 	n.workers[w] = struct{}{}
 	n.mu.Unlock()
 	parent.mu.Unlock()
-	lk[contentKey{p.pos, p.seq}] = n
+	lk[contentKey{p.Pos, p.Seq}] = n
 }
 
-func (ln *clane) del(w flash.Worker, p place) {
+func (ln *clane) Del(w flash.Worker, p model.Place) {
 	lk := ln.lookup[w]
-	k := contentKey{p.pos, p.seq}
+	k := contentKey{p.Pos, p.Seq}
 	n := lk[k]
 	delete(lk, k)
 	if len(lk) == 0 {
@@ -225,7 +226,7 @@ func (t *ConcurrentRadix) RemoveWorker(id uint64) error {
 func (t *ConcurrentRadix) BlockCount(w flash.Worker) int {
 	n := 0
 	if !t.send(t.lane(w.ID), request{kind: reqBlockCount, w: w, n: &n}, true) {
-		return t.lane(w.ID).front.blockCount(w) // closed: writers are gone
+		return t.lane(w.ID).front.BlockCount(w) // closed: writers are gone
 	}
 	return n
 }

@@ -22,9 +22,9 @@
 // and later has the same chunk (templated prompts) is answered too deep.
 // BlindCases lists the conformance cases they cannot pass and why.
 //
-// Every backend shares one front (chains): it resolves events exactly as
-// flash does (parent lookup by external hash, sequence hashes computed from
-// the parent's, validation, counters) and tells the backend which contents a
-// worker starts or stops holding. The backends differ only in the index
-// they keep and how they answer queries.
+// Every backend resolves events through the reference model's front
+// (model.Front): parent lookup by external hash, sequence hashes computed
+// from the parent's, validation, counters; it tells the backend which
+// contents a worker starts or stops holding. The backends differ only in the
+// index they keep and how they answer queries.
 package baseline

@@ -1,6 +1,9 @@
 package baseline
 
-import "github.com/flashindexer/flashindexer/flash"
+import (
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
 
 // invertedState is the seed's third generation: local hash → sequence hash →
 // set of workers. A query walks the query once; at each block the active
@@ -15,31 +18,31 @@ func newInvertedState() *invertedState {
 	return &invertedState{idx: map[flash.LocalHash]map[flash.SeqHash]map[flash.Worker]struct{}{}}
 }
 
-func (s *invertedState) add(w flash.Worker, p place) {
-	bySeq := s.idx[p.local]
+func (s *invertedState) Add(w flash.Worker, p model.Place) {
+	bySeq := s.idx[p.Local]
 	if bySeq == nil {
 		bySeq = map[flash.SeqHash]map[flash.Worker]struct{}{}
-		s.idx[p.local] = bySeq
+		s.idx[p.Local] = bySeq
 	}
-	ws := bySeq[p.seq]
+	ws := bySeq[p.Seq]
 	if ws == nil {
 		ws = map[flash.Worker]struct{}{}
-		bySeq[p.seq] = ws
+		bySeq[p.Seq] = ws
 	}
 	ws[w] = struct{}{}
 }
 
 // del uses the reverse lookup the front keeps (worker → engine id → place),
 // so a remove touches one set instead of scanning the index.
-func (s *invertedState) del(w flash.Worker, p place) {
-	bySeq := s.idx[p.local]
-	ws := bySeq[p.seq]
+func (s *invertedState) Del(w flash.Worker, p model.Place) {
+	bySeq := s.idx[p.Local]
+	ws := bySeq[p.Seq]
 	delete(ws, w)
 	if len(ws) == 0 {
-		delete(bySeq, p.seq)
+		delete(bySeq, p.Seq)
 	}
 	if len(bySeq) == 0 {
-		delete(s.idx, p.local)
+		delete(s.idx, p.Local)
 	}
 }
 

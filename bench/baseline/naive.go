@@ -1,6 +1,9 @@
 package baseline
 
-import "github.com/flashindexer/flashindexer/flash"
+import (
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
 
 // naiveState is the seed's first generation: worker → local hash → set of
 // sequence hashes. A query walks every worker along the query and asks, at
@@ -13,25 +16,25 @@ func newNaiveState() *naiveState {
 	return &naiveState{idx: map[flash.Worker]map[flash.LocalHash]map[flash.SeqHash]struct{}{}}
 }
 
-func (s *naiveState) add(w flash.Worker, p place) {
+func (s *naiveState) Add(w flash.Worker, p model.Place) {
 	m := s.idx[w]
 	if m == nil {
 		m = map[flash.LocalHash]map[flash.SeqHash]struct{}{}
 		s.idx[w] = m
 	}
-	set := m[p.local]
+	set := m[p.Local]
 	if set == nil {
 		set = map[flash.SeqHash]struct{}{}
-		m[p.local] = set
+		m[p.Local] = set
 	}
-	set[p.seq] = struct{}{}
+	set[p.Seq] = struct{}{}
 }
 
-func (s *naiveState) del(w flash.Worker, p place) {
+func (s *naiveState) Del(w flash.Worker, p model.Place) {
 	m := s.idx[w]
-	delete(m[p.local], p.seq)
-	if len(m[p.local]) == 0 {
-		delete(m, p.local)
+	delete(m[p.Local], p.Seq)
+	if len(m[p.Local]) == 0 {
+		delete(m, p.Local)
 	}
 	if len(m) == 0 {
 		delete(s.idx, w)

@@ -1,6 +1,9 @@
 package baseline
 
-import "github.com/flashindexer/flashindexer/flash"
+import (
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
 
 // rnode is one block of the radix tree: children keyed by local hash (a
 // parent and a local hash determine the prefix, so the tree is exact), and
@@ -27,29 +30,29 @@ func newRadixState() *radixState {
 	return &radixState{root: newRNode(nil, 0), lookup: map[flash.Worker]map[contentKey]*rnode{}}
 }
 
-func (s *radixState) add(w flash.Worker, p place) {
+func (s *radixState) Add(w flash.Worker, p model.Place) {
 	lk := s.lookup[w]
 	if lk == nil {
 		lk = map[contentKey]*rnode{}
 		s.lookup[w] = lk
 	}
 	parent := s.root
-	if p.pos > 0 {
+	if p.Pos > 0 {
 		// The front adds a content only while the worker holds its parent.
-		parent = lk[contentKey{p.pos - 1, p.parent}]
+		parent = lk[contentKey{p.Pos - 1, p.Parent}]
 	}
-	n := parent.children[p.local]
+	n := parent.children[p.Local]
 	if n == nil {
-		n = newRNode(parent, p.local)
-		parent.children[p.local] = n
+		n = newRNode(parent, p.Local)
+		parent.children[p.Local] = n
 	}
 	n.workers[w] = struct{}{}
-	lk[contentKey{p.pos, p.seq}] = n
+	lk[contentKey{p.Pos, p.Seq}] = n
 }
 
-func (s *radixState) del(w flash.Worker, p place) {
+func (s *radixState) Del(w flash.Worker, p model.Place) {
 	lk := s.lookup[w]
-	k := contentKey{p.pos, p.seq}
+	k := contentKey{p.Pos, p.Seq}
 	n := lk[k]
 	delete(lk, k)
 	if len(lk) == 0 {
@@ -97,3 +100,9 @@ func (s *radixState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, t
 
 // NewRadix returns the radix tree owned by one goroutine (an actor).
 func NewRadix(cfg flash.Config) flash.Index { return newActor(cfg, newRadixState()) }
+
+// contentKey names a content in a worker's lookup.
+type contentKey struct {
+	pos int
+	seq flash.SeqHash
+}

@@ -5,12 +5,13 @@ import (
 	"sync/atomic"
 
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // state is an index a wrapper serializes: it hears content changes from the
 // front and answers queries.
 type state interface {
-	sink
+	model.Sink
 	// find writes every worker's depth for q into dst; seqs are q's sequence
 	// hashes, blocks gives a worker's block count.
 	find(q flash.Query, seqs []flash.SeqHash, dst *flash.Scores, tokens int, blocks func(flash.Worker) int)
@@ -19,7 +20,7 @@ type state interface {
 // locked serializes writers with an RWMutex; queries share the read lock.
 type locked struct {
 	mu       sync.RWMutex
-	front    *chains
+	front    *model.Front
 	st       state
 	tokens   int
 	closed   bool
@@ -28,7 +29,7 @@ type locked struct {
 
 func newLocked(cfg flash.Config, st state) *locked {
 	l := &locked{st: st, tokens: cfg.Normalize().BlockSize}
-	l.front = newChains(cfg, &l.counters, nil)
+	l.front = model.NewFront(cfg, &l.counters, nil)
 	return l
 }
 
@@ -39,7 +40,7 @@ func (l *locked) Apply(ev flash.Event) error {
 		l.counters.Reject(flash.ErrClosed)
 		return flash.ErrClosed
 	}
-	return l.front.apply(&ev, l.st)
+	return l.front.Apply(&ev, l.st)
 }
 
 func (l *locked) FindMatches(q flash.Query, dst *flash.Scores) {
@@ -49,10 +50,10 @@ func (l *locked) FindMatches(q flash.Query, dst *flash.Scores) {
 	if len(q.Locals) == 0 {
 		return
 	}
-	seqs := seqsOf(q, dst)
+	seqs := model.SeqsOf(q, dst)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	l.st.find(q, seqs, dst, l.tokens, l.front.blockCount)
+	l.st.find(q, seqs, dst, l.tokens, l.front.BlockCount)
 }
 
 func (l *locked) RemoveWorker(id uint64) error {
@@ -62,14 +63,14 @@ func (l *locked) RemoveWorker(id uint64) error {
 		l.counters.Reject(flash.ErrClosed)
 		return flash.ErrClosed
 	}
-	l.front.removeWorker(id, l.st)
+	l.front.RemoveWorker(id, l.st)
 	return nil
 }
 
 func (l *locked) BlockCount(w flash.Worker) int {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.front.blockCount(w)
+	return l.front.BlockCount(w)
 }
 
 func (l *locked) Flush()             {}
@@ -88,7 +89,7 @@ func (l *locked) Close() error {
 // actor owns its state on one goroutine; every call is a message, so
 // queries wait behind the events queued before them.
 type actor struct {
-	front    *chains
+	front    *model.Front
 	st       state
 	tokens   int
 	inbox    chan request
@@ -127,7 +128,7 @@ const actorQueue = 1024
 
 func newActor(cfg flash.Config, st state) *actor {
 	a := &actor{st: st, tokens: cfg.Normalize().BlockSize, inbox: make(chan request, actorQueue), done: make(chan struct{})}
-	a.front = newChains(cfg, &a.counters, nil)
+	a.front = model.NewFront(cfg, &a.counters, nil)
 	a.replies.New = func() any { return make(chan struct{}, 1) }
 	go a.loop()
 	return a
@@ -138,13 +139,13 @@ func (a *actor) loop() {
 	for r := range a.inbox {
 		switch r.kind {
 		case reqEvent:
-			_ = a.front.apply(&r.ev, a.st)
+			_ = a.front.Apply(&r.ev, a.st)
 		case reqFind:
-			a.st.find(r.q, seqsOf(r.q, r.dst), r.dst, a.tokens, a.front.blockCount)
+			a.st.find(r.q, model.SeqsOf(r.q, r.dst), r.dst, a.tokens, a.front.BlockCount)
 		case reqRemoveWorker:
-			a.front.removeWorker(r.id, a.st)
+			a.front.RemoveWorker(r.id, a.st)
 		case reqBlockCount:
-			*r.n = a.front.blockCount(r.w)
+			*r.n = a.front.BlockCount(r.w)
 		case reqStop:
 			r.reply <- struct{}{}
 			return
@@ -196,7 +197,7 @@ func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 	if !a.send(request{kind: reqFind, q: q, dst: dst}, true) {
 		// Closed: the state is final and the actor gone; answer directly.
 		<-a.done
-		a.st.find(q, seqsOf(q, dst), dst, a.tokens, a.front.blockCount)
+		a.st.find(q, model.SeqsOf(q, dst), dst, a.tokens, a.front.BlockCount)
 	}
 }
 
@@ -212,7 +213,7 @@ func (a *actor) BlockCount(w flash.Worker) int {
 	n := 0
 	if !a.send(request{kind: reqBlockCount, w: w, n: &n}, true) {
 		<-a.done
-		return a.front.blockCount(w)
+		return a.front.BlockCount(w)
 	}
 	return n
 }
