@@ -8,6 +8,7 @@ package main
 import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
 )
 
 func main() {
@@ -44,13 +45,7 @@ func andPopcntAVX512() {
 	Label("tail")
 	TESTQ(n, n)
 	JZ(LabelRef("reduce"))
-	// mask = (1 << n) - 1
-	m := GP64()
-	MOVQ(U64(1), m)
-	SHLXQ(n, m, m)
-	DECQ(m)
-	k := K()
-	KMOVQ(m, k)
+	k := tailMask(n)
 	y := ZMM()
 	VMOVDQU64_Z(Mem{Base: a}, k, y)
 	z := ZMM()
@@ -167,12 +162,7 @@ func subsetAVX512() {
 	Label("tail")
 	TESTQ(n, n)
 	JZ(LabelRef("yes"))
-	m := GP64()
-	MOVQ(U64(1), m)
-	SHLXQ(n, m, m)
-	DECQ(m)
-	km := K()
-	KMOVQ(m, km)
+	km := tailMask(n)
 	p, q := ZMM(), ZMM()
 	VMOVDQU64_Z(Mem{Base: b}, km, p)
 	VMOVDQU64_Z(Mem{Base: a}, km, q)
@@ -238,6 +228,18 @@ func retBool(v bool) {
 	}
 	Store(r, ReturnIndex(0))
 	RET()
+}
+
+// tailMask returns a mask register with the low n bits set: the load mask of
+// the last n < 8 words.
+func tailMask(n reg.Register) reg.Register {
+	m := GP64()
+	MOVQ(U64(1), m)
+	SHLXQ(n, m, m)
+	DECQ(m)
+	k := K()
+	KMOVQ(m, k)
+	return k
 }
 
 func popcount4(x int) int {

@@ -28,11 +28,10 @@ func newCNode(parent *cnode, local flash.LocalHash) *cnode {
 // worker's state. A child is created and joined under its parent's write
 // lock, and pruned under it, so writers never lose a node to each other.
 type ConcurrentRadix struct {
+	mailbox
 	root     *cnode
 	lanes    []*clane
 	tokens   int
-	sendMu   sync.RWMutex
-	closed   atomic.Bool
 	wg       sync.WaitGroup
 	counters flash.Counters
 	slots    atomic.Int64
@@ -134,28 +133,9 @@ func (t *ConcurrentRadix) lane(id uint64) *clane {
 	return t.lanes[(id*0x9E3779B97F4A7C15>>32)%uint64(len(t.lanes))]
 }
 
-func (t *ConcurrentRadix) send(ln *clane, r request, wait bool) bool {
-	t.sendMu.RLock()
-	if t.closed.Load() {
-		t.sendMu.RUnlock()
-		return false
-	}
-	if wait {
-		r.reply = make(chan struct{}, 1)
-	}
-	ln.inbox <- r
-	t.sendMu.RUnlock()
-	if wait {
-		<-r.reply
-	}
-	return true
-}
-
 // Apply hands ev to its worker's writer.
 func (t *ConcurrentRadix) Apply(ev flash.Event) error {
-	ev.Blocks = append([]flash.Block(nil), ev.Blocks...)
-	ev.Hashes = append([]flash.ExternalHash(nil), ev.Hashes...)
-	if !t.send(t.lane(ev.Worker.ID), request{kind: reqEvent, ev: ev}, false) {
+	if !t.send(t.lane(ev.Worker.ID).inbox, request{kind: reqEvent, ev: owned(ev)}, false) {
 		t.counters.Reject(flash.ErrClosed)
 		return flash.ErrClosed
 	}
@@ -165,9 +145,7 @@ func (t *ConcurrentRadix) Apply(ev flash.Event) error {
 // FindMatches walks the tree on the caller's goroutine under read locks.
 func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
-	t.counters.Add(flash.CounterQueries, 1)
-	t.counters.Add(flash.CounterQueryBlocks, uint64(len(q.Locals)))
-	if len(q.Locals) == 0 {
+	if !countQuery(&t.counters, q) {
 		return
 	}
 	t.root.mu.RLock()
@@ -215,7 +193,7 @@ func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 
 // RemoveWorker drops every rank of id, on its writer.
 func (t *ConcurrentRadix) RemoveWorker(id uint64) error {
-	if !t.send(t.lane(id), request{kind: reqRemoveWorker, id: id}, false) {
+	if !t.send(t.lane(id).inbox, request{kind: reqRemoveWorker, id: id}, false) {
 		t.counters.Reject(flash.ErrClosed)
 		return flash.ErrClosed
 	}
@@ -225,7 +203,7 @@ func (t *ConcurrentRadix) RemoveWorker(id uint64) error {
 // BlockCount asks w's writer.
 func (t *ConcurrentRadix) BlockCount(w flash.Worker) int {
 	n := 0
-	if !t.send(t.lane(w.ID), request{kind: reqBlockCount, w: w, n: &n}, true) {
+	if !t.send(t.lane(w.ID).inbox, request{kind: reqBlockCount, w: w, n: &n}, true) {
 		return t.lane(w.ID).front.BlockCount(w) // closed: writers are gone
 	}
 	return n
@@ -234,7 +212,7 @@ func (t *ConcurrentRadix) BlockCount(w flash.Worker) int {
 // Flush waits until every writer has applied what was sent before.
 func (t *ConcurrentRadix) Flush() {
 	for _, ln := range t.lanes {
-		t.send(ln, request{kind: reqFlush}, true)
+		t.send(ln.inbox, request{kind: reqFlush}, true)
 	}
 }
 
@@ -243,16 +221,11 @@ func (t *ConcurrentRadix) Stats() flash.Stats { return t.counters.Snapshot() }
 
 // Close drains and stops the writers.
 func (t *ConcurrentRadix) Close() error {
-	t.sendMu.Lock()
-	if t.closed.Swap(true) {
-		t.sendMu.Unlock()
+	if !t.close() {
 		return flash.ErrClosed
 	}
-	t.sendMu.Unlock()
 	for _, ln := range t.lanes {
-		reply := make(chan struct{}, 1)
-		ln.inbox <- request{kind: reqStop, reply: reply}
-		<-reply
+		stop(ln.inbox)
 	}
 	t.wg.Wait()
 	return nil

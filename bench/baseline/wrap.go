@@ -45,9 +45,7 @@ func (l *locked) Apply(ev flash.Event) error {
 
 func (l *locked) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
-	l.counters.Add(flash.CounterQueries, 1)
-	l.counters.Add(flash.CounterQueryBlocks, uint64(len(q.Locals)))
-	if len(q.Locals) == 0 {
+	if !countQuery(&l.counters, q) {
 		return
 	}
 	seqs := model.SeqsOf(q, dst)
@@ -89,15 +87,74 @@ func (l *locked) Close() error {
 // actor owns its state on one goroutine; every call is a message, so
 // queries wait behind the events queued before them.
 type actor struct {
+	mailbox
 	front    *model.Front
 	st       state
 	tokens   int
 	inbox    chan request
-	sendMu   sync.RWMutex // senders hold it shared; Close takes it to stop sends
-	closed   atomic.Bool
 	done     chan struct{}
 	counters flash.Counters
-	replies  sync.Pool
+}
+
+// mailbox sends requests to goroutines that own state (an actor, a sticky
+// writer) and stops sends for good at Close.
+type mailbox struct {
+	sendMu  sync.RWMutex // senders hold it shared; close takes it to stop sends
+	closed  atomic.Bool
+	replies sync.Pool
+}
+
+// send queues r on inbox; with wait it returns after the owner handled it.
+// It reports false once the mailbox is closed.
+func (m *mailbox) send(inbox chan request, r request, wait bool) bool {
+	m.sendMu.RLock()
+	if m.closed.Load() {
+		m.sendMu.RUnlock()
+		return false
+	}
+	if wait {
+		if c, ok := m.replies.Get().(chan struct{}); ok {
+			r.reply = c
+		} else {
+			r.reply = make(chan struct{}, 1)
+		}
+	}
+	inbox <- r
+	m.sendMu.RUnlock()
+	if wait {
+		<-r.reply
+		m.replies.Put(r.reply)
+	}
+	return true
+}
+
+// close stops later sends; it reports false if it was closed already.
+func (m *mailbox) close() bool {
+	m.sendMu.Lock()
+	defer m.sendMu.Unlock()
+	return !m.closed.Swap(true)
+}
+
+// stop asks the owner of inbox to return and waits for its answer.
+func stop(inbox chan request) {
+	reply := make(chan struct{}, 1)
+	inbox <- request{kind: reqStop, reply: reply}
+	<-reply
+}
+
+// owned returns ev with its own copies of the caller's slices: a request
+// outlives Apply, and the caller may reuse its buffers at once.
+func owned(ev flash.Event) flash.Event {
+	ev.Blocks = append([]flash.Block(nil), ev.Blocks...)
+	ev.Hashes = append([]flash.ExternalHash(nil), ev.Hashes...)
+	return ev
+}
+
+// countQuery counts q and reports whether it has blocks to look up.
+func countQuery(c *flash.Counters, q flash.Query) bool {
+	c.Add(flash.CounterQueries, 1)
+	c.Add(flash.CounterQueryBlocks, uint64(len(q.Locals)))
+	return len(q.Locals) > 0
 }
 
 type requestKind uint8
@@ -129,7 +186,6 @@ const actorQueue = 1024
 func newActor(cfg flash.Config, st state) *actor {
 	a := &actor{st: st, tokens: cfg.Normalize().BlockSize, inbox: make(chan request, actorQueue), done: make(chan struct{})}
 	a.front = model.NewFront(cfg, &a.counters, nil)
-	a.replies.New = func() any { return make(chan struct{}, 1) }
 	go a.loop()
 	return a
 }
@@ -156,31 +212,8 @@ func (a *actor) loop() {
 	}
 }
 
-// send queues r; with wait it returns after the actor handled it. It
-// reports false after Close.
-func (a *actor) send(r request, wait bool) bool {
-	a.sendMu.RLock()
-	if a.closed.Load() {
-		a.sendMu.RUnlock()
-		return false
-	}
-	if wait {
-		r.reply = a.replies.Get().(chan struct{})
-	}
-	a.inbox <- r
-	a.sendMu.RUnlock()
-	if wait {
-		<-r.reply
-		a.replies.Put(r.reply)
-	}
-	return true
-}
-
 func (a *actor) Apply(ev flash.Event) error {
-	// The actor owns what it is sent: copy the caller's slices.
-	ev.Blocks = append([]flash.Block(nil), ev.Blocks...)
-	ev.Hashes = append([]flash.ExternalHash(nil), ev.Hashes...)
-	if !a.send(request{kind: reqEvent, ev: ev}, false) {
+	if !a.send(a.inbox, request{kind: reqEvent, ev: owned(ev)}, false) {
 		a.counters.Reject(flash.ErrClosed)
 		return flash.ErrClosed
 	}
@@ -189,12 +222,10 @@ func (a *actor) Apply(ev flash.Event) error {
 
 func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
-	a.counters.Add(flash.CounterQueries, 1)
-	a.counters.Add(flash.CounterQueryBlocks, uint64(len(q.Locals)))
-	if len(q.Locals) == 0 {
+	if !countQuery(&a.counters, q) {
 		return
 	}
-	if !a.send(request{kind: reqFind, q: q, dst: dst}, true) {
+	if !a.send(a.inbox, request{kind: reqFind, q: q, dst: dst}, true) {
 		// Closed: the state is final and the actor gone; answer directly.
 		<-a.done
 		a.st.find(q, model.SeqsOf(q, dst), dst, a.tokens, a.front.BlockCount)
@@ -202,7 +233,7 @@ func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 }
 
 func (a *actor) RemoveWorker(id uint64) error {
-	if !a.send(request{kind: reqRemoveWorker, id: id}, false) {
+	if !a.send(a.inbox, request{kind: reqRemoveWorker, id: id}, false) {
 		a.counters.Reject(flash.ErrClosed)
 		return flash.ErrClosed
 	}
@@ -211,26 +242,21 @@ func (a *actor) RemoveWorker(id uint64) error {
 
 func (a *actor) BlockCount(w flash.Worker) int {
 	n := 0
-	if !a.send(request{kind: reqBlockCount, w: w, n: &n}, true) {
+	if !a.send(a.inbox, request{kind: reqBlockCount, w: w, n: &n}, true) {
 		<-a.done
 		return a.front.BlockCount(w)
 	}
 	return n
 }
 
-func (a *actor) Flush()             { a.send(request{kind: reqFlush}, true) }
+func (a *actor) Flush()             { a.send(a.inbox, request{kind: reqFlush}, true) }
 func (a *actor) Stats() flash.Stats { return a.counters.Snapshot() }
 
 func (a *actor) Close() error {
-	a.sendMu.Lock()
-	if a.closed.Swap(true) {
-		a.sendMu.Unlock()
+	if !a.close() {
 		return flash.ErrClosed
 	}
-	a.sendMu.Unlock()
-	reply := make(chan struct{}, 1)
-	a.inbox <- request{kind: reqStop, reply: reply}
-	<-reply
+	stop(a.inbox)
 	<-a.done
 	return nil
 }
