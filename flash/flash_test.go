@@ -38,6 +38,13 @@ func TestFlash_ConformanceJumpSizes(t *testing.T) {
 	}
 }
 
+// FuzzFlashWriters is FuzzFlash with two writer goroutines: every answer
+// after a Flush must equal the model's.
+func FuzzFlashWriters(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
+	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOps(t, asyncFactory(2), data) })
+}
+
 func FuzzFlash(f *testing.F) {
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
 	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))

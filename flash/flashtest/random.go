@@ -113,6 +113,8 @@ func (d *differential) run(maxOps int) {
 			d.idx.Flush()
 		case op < 67:
 			d.event(flash.Event{Kind: flash.EventKind(d.src.intn(5)), Worker: w})
+		case op < 69:
+			d.idx.Flush()
 		default:
 			d.query(p)
 		}
