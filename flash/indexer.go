@@ -45,7 +45,8 @@ type Indexer struct {
 	info      []slotInfo                       // by worker slot
 
 	onReject func(ev *Event, err error)
-	k0, k1   uint64 // keys of the private maps' hash
+	onGap    func(w Worker, expected, got uint64) // nil: ids not tracked
+	k0, k1   uint64                               // keys of the private maps' hash
 	stopped  sync.WaitGroup
 }
 
@@ -95,6 +96,7 @@ func New(opts ...Option) *Indexer {
 		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
 		info:     make([]slotInfo, s.cfg.MaxWorkers),
 		onReject: s.onReject,
+		onGap:    s.onGap,
 		k0:       binary.LittleEndian.Uint64(key[:8]),
 		k1:       binary.LittleEndian.Uint64(key[8:]),
 	}

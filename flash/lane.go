@@ -24,9 +24,10 @@ type lane struct {
 	alloc    *arena.Allocator
 	workers  map[Worker]*workerState
 	counters Counters
-	pending  []pendingBlock // scratch: one event's validated blocks
-	seen     intMap         // scratch: hashes of one large batch
-	stack    []uint32       // scratch: subtree walks
+	pending  []pendingBlock    // scratch: one event's validated blocks
+	seen     intMap            // scratch: hashes of one large batch
+	stack    []uint32          // scratch: subtree walks
+	nextID   map[Worker]uint64 // event id tracking: the id expected next
 
 	mu sync.Mutex // the queue; in synchronous mode, the whole lane
 	// ring holds queued items; [head, tail) are waiting or being applied.
@@ -198,8 +199,29 @@ func (ln *lane) stop() {
 	ln.mu.Unlock()
 }
 
+// trackID checks ev's id against its worker's sequence.
+func (ln *lane) trackID(ev *Event) {
+	next, seen := ln.nextID[ev.Worker]
+	if ln.nextID == nil {
+		ln.nextID = map[Worker]uint64{}
+	}
+	ln.nextID[ev.Worker] = ev.ID + 1
+	if !seen || ev.ID == next {
+		return
+	}
+	if ev.ID > next {
+		ln.counters.Add(CounterEventGaps, 1)
+	} else {
+		ln.counters.Add(CounterEventRestarts, 1)
+	}
+	ln.ix.onGap(ev.Worker, next, ev.ID)
+}
+
 // apply applies one event to the lane's state. The caller owns the lane.
 func (ln *lane) apply(ev *Event) error {
+	if ln.ix.onGap != nil {
+		ln.trackID(ev)
+	}
 	var err error
 	switch ev.Kind {
 	case KindStored:
@@ -238,6 +260,11 @@ func (ln *lane) removeWorker(id uint64) {
 		ln.ix.release(w, ws.slot)
 		delete(ln.workers, w)
 		removed = true
+	}
+	for w := range ln.nextID {
+		if w.ID == id {
+			delete(ln.nextID, w)
+		}
 	}
 	if removed {
 		ln.counters.Add(CounterWorkersRemoved, 1)

@@ -12,6 +12,7 @@ type settings struct {
 	queue    int
 	pin      bool
 	onReject func(ev *Event, err error)
+	onGap    func(w Worker, expected, got uint64)
 }
 
 const (
@@ -68,6 +69,24 @@ func WithQueueSize(n int) Option { return func(s *settings) { s.queue = max(1, n
 // WithPinning sets whether writer threads are pinned to CPUs (default on;
 // where pinning is not possible it is skipped).
 func WithPinning(on bool) Option { return func(s *settings) { s.pin = on } }
+
+// WithEventIDs turns on tracking of every worker's event ids (Event.ID, the
+// engine's sequence number): each worker's first event sets its sequence;
+// afterwards an id above the next expected one is a gap (events were lost
+// upstream), an id at or below the last one a restart (the engine started
+// again). Both are counted (Stats.EventGaps, Stats.EventRestarts) and, when
+// onGap is not nil, reported with the expected and the received id, so a
+// router can resync that worker (for example: Cleared, then replay). The
+// event itself is applied as usual. onGap runs on the goroutine that applies
+// the event and must not block or call back into the index.
+func WithEventIDs(onGap func(w Worker, expected, got uint64)) Option {
+	return func(s *settings) {
+		s.onGap = onGap
+		if onGap == nil {
+			s.onGap = func(Worker, uint64, uint64) {}
+		}
+	}
+}
 
 // WithRejectHandler sets a function called with every rejected event and its
 // error, on the goroutine that applied it (a writer, or Apply's caller). The

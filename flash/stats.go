@@ -28,6 +28,8 @@ const (
 	CounterRejectedQueueFull                     // ErrQueueFull (TryApply)
 	CounterQueries                               // FindMatches calls
 	CounterQueryBlocks                           // query blocks looked at by FindMatches calls
+	CounterEventGaps                             // event ids that skipped ahead (events lost upstream)
+	CounterEventRestarts                         // event ids that went back (the engine restarted)
 	numCounters
 )
 
@@ -46,6 +48,7 @@ type Stats struct {
 	RejectedClosed                  uint64
 	RejectedQueueFull               uint64
 	Queries, QueryBlocks            uint64
+	EventGaps, EventRestarts        uint64
 }
 
 // Counters is a set of atomic counters that any backend can embed. The zero
@@ -125,6 +128,8 @@ func (c *Counters) AddTo(s *Stats) {
 	s.RejectedQueueFull += g(CounterRejectedQueueFull)
 	s.Queries += g(CounterQueries)
 	s.QueryBlocks += g(CounterQueryBlocks)
+	s.EventGaps += g(CounterEventGaps)
+	s.EventRestarts += g(CounterEventRestarts)
 }
 
 // Snapshot returns the counters as Stats.
