@@ -51,6 +51,7 @@ type item struct {
 	hashes   []ExternalHash
 	removeID uint64
 	remove   bool
+	fn       func() // a call run on the writer between events (Dump, Restore)
 }
 
 type pendingBlock struct {
@@ -68,13 +69,21 @@ func newLane(ix *Indexer, id, queue int) *lane {
 	return ln
 }
 
-// enqueue copies an event (or a RemoveWorker of *removeID) into the ring.
+// enqueue copies an event (or a RemoveWorker of *removeID, or a call of fn)
+// into the ring.
 func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
+	return ln.enqueueItem(ev, removeID, nil, try)
+}
+
+func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) error {
 	ix := ln.ix
 	ln.mu.Lock()
 	for {
 		if ln.stopping || ix.closed.Load() {
 			ln.mu.Unlock()
+			if fn != nil {
+				return ErrClosed
+			}
 			if ev == nil {
 				ix.admission.Reject(ErrClosed)
 				return ErrClosed
@@ -97,13 +106,15 @@ func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
 		ln.producers--
 	}
 	it := &ln.ring[ln.tail%uint64(len(ln.ring))]
-	if ev != nil {
+	it.fn = fn
+	switch {
+	case ev != nil:
 		it.remove = false
 		it.ev = *ev
 		it.blocks = append(it.blocks[:0], ev.Blocks...)
 		it.hashes = append(it.hashes[:0], ev.Hashes...)
 		it.ev.Blocks, it.ev.Hashes = it.blocks, it.hashes
-	} else {
+	case removeID != nil:
 		it.remove, it.removeID = true, *removeID
 	}
 	ln.tail++
@@ -163,9 +174,13 @@ func (ln *lane) loop() {
 		ln.mu.Unlock()
 		for i := ln.head; i < end; i++ {
 			it := &ln.ring[i%uint64(len(ln.ring))]
-			if it.remove {
+			switch {
+			case it.fn != nil:
+				it.fn()
+				it.fn = nil
+			case it.remove:
 				ln.removeWorker(it.removeID)
-			} else {
+			default:
 				_ = ln.apply(&it.ev)
 			}
 		}
@@ -178,6 +193,25 @@ func (ln *lane) loop() {
 			ln.notFull.Broadcast()
 		}
 	}
+}
+
+// call runs fn with the lane owned: on the writer between two events, or
+// under the lane's lock in synchronous mode, or directly once the writers
+// have stopped (the state is final then).
+func (ln *lane) call(fn func()) {
+	if ln.ix.sync {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		fn()
+		return
+	}
+	done := make(chan struct{})
+	if err := ln.enqueueItem(nil, nil, func() { fn(); close(done) }, false); err != nil {
+		ln.ix.stopped.Wait()
+		fn()
+		return
+	}
+	<-done
 }
 
 func (ln *lane) flush() {

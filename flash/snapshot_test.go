@@ -1,0 +1,217 @@
+package flash_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+// churn applies random stores (some under a second engine id), removes
+// (some mid-chain: ghosts and detached blocks) and clears.
+func churn(ix flash.Index, r *rand.Rand, prompts []flashtest.Prompt, workers, steps int) {
+	for i := 0; i < steps; i++ {
+		w := flash.Worker{ID: uint64(r.IntN(workers)), DPRank: uint32(r.IntN(2))}
+		p := prompts[r.IntN(len(prompts))]
+		switch k := r.IntN(20); {
+		case k < 11:
+			from := 0
+			if r.IntN(3) == 0 {
+				from = r.IntN(len(p))
+			}
+			salt := uint64(r.IntN(8) / 7)
+			_ = ix.Apply(p.StoreEvent(w, from, min(len(p), from+1+r.IntN(40)), salt))
+		case k < 19:
+			_ = ix.Apply(flash.RemovedEvent(w, p.Hash(r.IntN(len(p)), uint64(r.IntN(8)/7))))
+		default:
+			_ = ix.Apply(flash.ClearedEvent(w))
+		}
+	}
+	ix.Flush()
+}
+
+func snapshotPrompts() []flashtest.Prompt {
+	base := flashtest.Seqs(1, 120)
+	ps := []flashtest.Prompt{base}
+	for i := 0; i < 5; i++ {
+		p := append(flashtest.Prompt{}, base...)
+		p[5+i*20] = flashtest.L(uint64(900 + i)) // same chunks after a divergence
+		ps = append(ps, p, flashtest.Concat(base[:30+i*10], flashtest.Seqs(uint64(10+i), 40)))
+	}
+	return ps
+}
+
+// answers records every prompt's matches and every worker's block count.
+func answers(ix flash.Index, prompts []flashtest.Prompt, workers int) string {
+	var sc flash.Scores
+	var b bytes.Buffer
+	for _, p := range prompts {
+		for _, n := range []int{1, 7, 33, len(p)} {
+			ix.FindMatches(flash.Query{Locals: p[:n]}, &sc)
+			sc.Sort()
+			fmt.Fprintln(&b, sc.Matches)
+		}
+	}
+	for w := 0; w < workers; w++ {
+		for r := uint32(0); r < 2; r++ {
+			fmt.Fprint(&b, ix.BlockCount(flash.Worker{ID: uint64(w), DPRank: r}), " ")
+		}
+	}
+	return b.String()
+}
+
+func TestSnapshot_RestoreAnswersAlike(t *testing.T) {
+	prompts := snapshotPrompts()
+	for _, writers := range []int{0, 2} {
+		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(writers), 9))
+			src := flash.New(flash.WithWriters(writers), flash.WithMaxWorkers(64))
+			defer src.Close()
+			churn(src, r, prompts, 12, 3000)
+			want := answers(src, prompts, 12)
+			var snap bytes.Buffer
+			ids, err := src.Dump(&snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := src.Stats(); ids == 0 || st.BlocksRemoved == 0 {
+				t.Fatalf("%d ids dumped, %d blocks removed: the churn did not build state", ids, st.BlocksRemoved)
+			}
+			dst := flash.New(flash.WithWriters(writers), flash.WithMaxWorkers(64))
+			defer dst.Close()
+			if err := dst.Restore(bytes.NewReader(snap.Bytes())); err != nil {
+				t.Fatal(err)
+			}
+			dst.Flush()
+			if got := answers(dst, prompts, 12); got != want {
+				t.Fatalf("restored index answers differently:\n got %s\nwant %s", got, want)
+			}
+			// Restoring over a changed index brings its workers back to the
+			// snapshot; and the restored index keeps working like the source.
+			churn(dst, rand.New(rand.NewPCG(5, 5)), prompts, 12, 500)
+			if err := dst.Restore(bytes.NewReader(snap.Bytes())); err != nil {
+				t.Fatal(err)
+			}
+			// A worker the snapshot does not have keeps its state; clear the
+			// ones churn may have added to compare.
+			for w := 0; w < 12; w++ {
+				for rk := uint32(0); rk < 2; rk++ {
+					x := flash.Worker{ID: uint64(w), DPRank: rk}
+					if src.BlockCount(x) == 0 && dst.BlockCount(x) != 0 {
+						_ = dst.Apply(flash.ClearedEvent(x))
+					}
+				}
+			}
+			dst.Flush()
+			if got := answers(dst, prompts, 12); got != want {
+				t.Fatal("restore over a changed index differs from the snapshot")
+			}
+			churn(src, rand.New(rand.NewPCG(6, 6)), prompts, 12, 500)
+			churn(dst, rand.New(rand.NewPCG(6, 6)), prompts, 12, 500)
+			if answers(src, prompts, 12) != answers(dst, prompts, 12) {
+				t.Fatal("source and restored index diverge under the same events")
+			}
+		})
+	}
+}
+
+func TestSnapshot_OneWorker(t *testing.T) {
+	prompts := snapshotPrompts()
+	src := flash.New(flash.WithWriters(0))
+	defer src.Close()
+	churn(src, rand.New(rand.NewPCG(1, 1)), prompts, 4, 800)
+	w := flash.Worker{ID: 2}
+	var snap bytes.Buffer
+	if _, err := src.Dump(&snap, w); err != nil {
+		t.Fatal(err)
+	}
+	dst := flash.New(flash.WithWriters(0))
+	defer dst.Close()
+	if err := dst.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if dst.BlockCount(w) != src.BlockCount(w) || dst.Workers() != 1 {
+		t.Fatalf("blocks %d vs %d, %d workers", dst.BlockCount(w), src.BlockCount(w), dst.Workers())
+	}
+}
+
+func TestSnapshot_BadInputChangesNothing(t *testing.T) {
+	prompts := snapshotPrompts()
+	src := flash.New(flash.WithWriters(0))
+	defer src.Close()
+	churn(src, rand.New(rand.NewPCG(2, 2)), prompts, 6, 1000)
+	var snap bytes.Buffer
+	if _, err := src.Dump(&snap); err != nil {
+		t.Fatal(err)
+	}
+	good := snap.Bytes()
+	dst := flash.New(flash.WithWriters(0))
+	defer dst.Close()
+	churn(dst, rand.New(rand.NewPCG(3, 3)), prompts, 6, 300)
+	before := answers(dst, prompts, 6)
+	r := rand.New(rand.NewPCG(4, 4))
+	for i := 0; i < 200; i++ {
+		bad := slices.Clone(good)
+		switch i % 3 {
+		case 0:
+			bad = bad[:r.IntN(len(bad))]
+		case 1:
+			bad[r.IntN(len(bad))] ^= byte(1 + r.IntN(255))
+		case 2:
+			bad = append(bad, byte(r.IntN(256)))
+		}
+		if err := dst.Restore(bytes.NewReader(bad)); !errors.Is(err, flash.ErrSnapshot) {
+			t.Fatalf("case %d: Restore of a damaged snapshot: %v", i, err)
+		}
+	}
+	if answers(dst, prompts, 6) != before {
+		t.Fatal("a rejected snapshot changed the index")
+	}
+	small := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(2))
+	defer small.Close()
+	if err := small.Restore(bytes.NewReader(good)); !errors.Is(err, flash.ErrTooManyWorkers) {
+		t.Fatalf("Restore past MaxWorkers: %v", err)
+	}
+	if small.Workers() != 0 {
+		t.Fatal("a refused restore interned workers")
+	}
+}
+
+// BenchmarkSnapshot reports dump and restore speed and snapshot size on the
+// Apply benchmark's state grown to 4,096 prompts.
+func BenchmarkSnapshot(b *testing.B) {
+	src := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64))
+	defer src.Close()
+	for i := 0; i < 4096; i++ {
+		p := flashtest.Concat(flashtest.Seqs(0, 16), flashtest.Seqs(uint64(i+1), 48))
+		_ = src.Apply(p.StoreEvent(flash.Worker{ID: uint64(i % 16)}, 0, 64, 0))
+	}
+	var snap bytes.Buffer
+	ids, _ := src.Dump(&snap)
+	b.Run("op=dump", func(b *testing.B) {
+		t0 := time.Now()
+		for b.Loop() {
+			var buf bytes.Buffer
+			_, _ = src.Dump(&buf)
+		}
+		b.ReportMetric(float64(ids*b.N)/time.Since(t0).Seconds(), "blocks/s")
+		b.ReportMetric(float64(snap.Len())/float64(ids), "bytes/block")
+	})
+	b.Run("op=restore", func(b *testing.B) {
+		t0 := time.Now()
+		for b.Loop() {
+			dst := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64))
+			if err := dst.Restore(bytes.NewReader(snap.Bytes())); err != nil {
+				b.Fatal(err)
+			}
+			dst.Close()
+		}
+		b.ReportMetric(float64(ids*b.N)/time.Since(t0).Seconds(), "blocks/s")
+	})
+}
