@@ -2,6 +2,7 @@ package flash_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -75,5 +76,40 @@ func BenchmarkJumpSize(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkFlooding: 20,000 one-block prompts per position whose local
+// hashes are random, or crafted to be equal in their low 32 bits (which
+// would collide in an unkeyed table); queries of those prompts. The keyed
+// slot hash keeps both alike.
+func BenchmarkFlooding(b *testing.B) {
+	for _, keys := range []string{"random", "crafted"} {
+		b.Run("keys="+keys, func(b *testing.B) {
+			ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64))
+			defer ix.Close()
+			const n = 20000
+			r := rand.New(rand.NewPCG(1, 1))
+			queries := make([]flash.Query, n)
+			for i := 0; i < n; i++ {
+				var l flash.LocalHash
+				if keys == "random" {
+					l = flash.LocalHash(r.Uint64())
+				} else {
+					l = flash.LocalHash(uint64(i+1) << 32)
+				}
+				p := flashtest.Prompt{l, flashtest.L(uint64(i))}
+				_ = ix.Apply(p.StoreEvent(flash.Worker{ID: uint64(i % 16)}, 0, 2, 0))
+				queries[i] = flash.Query{Locals: p, Seqs: p.Seq()}
+			}
+			var sc flash.Scores
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				ix.FindMatches(queries[i%n], &sc)
+				i++
+			}
+		})
 	}
 }

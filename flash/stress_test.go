@@ -1,7 +1,9 @@
 package flash_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -84,6 +86,17 @@ func TestFlash_ConcurrentStress(t *testing.T) {
 			}
 		}()
 	}
+	// A dumper snapshots the index all along.
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		for !stop.Load() {
+			if _, err := ix.Dump(io.Discard); err != nil {
+				errs <- "Dump: " + err.Error()
+				return
+			}
+		}
+	}()
 	r := rand.New(rand.NewPCG(7, 7))
 	var sc, rsc flash.Scores
 	for round := 0; round < rounds; round++ {
@@ -106,8 +119,17 @@ func TestFlash_ConcurrentStress(t *testing.T) {
 				_ = ref.RemoveWorker(w.ID)
 			}
 		}
-		// A quiescent point: everything applied, compare with the model.
+		// A quiescent point: everything applied, compare with the model,
+		// and a snapshot restored into a fresh index answers alike.
 		ix.Flush()
+		var snap bytes.Buffer
+		if _, err := ix.Dump(&snap); err != nil {
+			t.Fatal(err)
+		}
+		restored := flash.New(flash.WithConfig(cfg), flash.WithWriters(0))
+		if err := restored.Restore(&snap); err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range prompts {
 			q := flash.Query{Locals: p}
 			ix.FindMatches(q, &sc)
@@ -117,7 +139,13 @@ func TestFlash_ConcurrentStress(t *testing.T) {
 			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
 				t.Fatalf("round %d: got %v\nmodel %v", round, sc.Matches, rsc.Matches)
 			}
+			restored.FindMatches(q, &sc)
+			sc.Sort()
+			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
+				t.Fatalf("round %d: restored snapshot %v\nmodel %v", round, sc.Matches, rsc.Matches)
+			}
 		}
+		restored.Close()
 	}
 	stop.Store(true)
 	readers.Wait()
