@@ -48,6 +48,17 @@
 //
 // Every rejection and every skipped input is counted in Stats.
 //
+// # Operations
+//
+// New builds the Flash index (Indexer): events apply on pinned writer
+// goroutines, sticky by worker ID (WithWriters(0): on the caller's goroutine);
+// FindMatches runs on the caller's goroutine without locks. TryApply refuses
+// instead of waiting when a writer's queue is full. WithEventIDs detects gaps
+// and restarts in each worker's event ids and reports them for resync. Dump
+// and Restore write and load versioned, checksummed snapshots of all or some
+// workers; a damaged snapshot changes nothing. docs/RELIABILITY.md lists
+// every promise with the test that shows it.
+//
 // # Hashing
 //
 // Local hashes are XXH3-64 with seed 1337 over a block's uint32 tokens as
