@@ -25,9 +25,7 @@ func main() {
 func andPopcntAVX512() {
 	TEXT("andPopcntAVX512", NOSPLIT, "func(a, b []uint64) int")
 	Doc("andPopcntAVX512 returns popcount(a AND b) over len(a) words; b is at least as long. Needs AVX512F and AVX512VPOPCNTDQ.")
-	a := Load(Param("a").Base(), GP64())
-	b := Load(Param("b").Base(), GP64())
-	n := Load(Param("a").Len(), GP64())
+	a, b, n := args()
 	acc := ZMM()
 	VPXORQ(acc, acc, acc)
 	Label("loop8")
@@ -84,9 +82,7 @@ func andPopcntAVX2() {
 
 	TEXT("andPopcntAVX2", NOSPLIT, "func(a, b []uint64) int")
 	Doc("andPopcntAVX2 returns popcount(a AND b) over len(a) words; b is at least as long. Needs AVX2 and POPCNT.")
-	a := Load(Param("a").Base(), GP64())
-	b := Load(Param("b").Base(), GP64())
-	n := Load(Param("a").Len(), GP64())
+	a, b, n := args()
 	table, mask, zero, acc := YMM(), YMM(), YMM(), YMM()
 	VMOVDQU(lut, table)
 	VMOVDQU(low, mask)
@@ -142,9 +138,7 @@ func andPopcntAVX2() {
 func subsetAVX512() {
 	TEXT("subsetAVX512", NOSPLIT, "func(a, b []uint64) bool")
 	Doc("subsetAVX512 reports whether a AND NOT b is zero over len(a) words; b is at least as long. Needs AVX512F.")
-	a := Load(Param("a").Base(), GP64())
-	b := Load(Param("b").Base(), GP64())
-	n := Load(Param("a").Len(), GP64())
+	a, b, n := args()
 	k := K()
 	Label("loop8")
 	CMPQ(n, Imm(8))
@@ -182,9 +176,7 @@ func subsetAVX512() {
 func subsetAVX2() {
 	TEXT("subsetAVX2", NOSPLIT, "func(a, b []uint64) bool")
 	Doc("subsetAVX2 reports whether a AND NOT b is zero over len(a) words; b is at least as long. Needs AVX2.")
-	a := Load(Param("a").Base(), GP64())
-	b := Load(Param("b").Base(), GP64())
-	n := Load(Param("a").Len(), GP64())
+	a, b, n := args()
 	Label("loop4")
 	CMPQ(n, Imm(4))
 	JB(LabelRef("tail"))
@@ -228,6 +220,11 @@ func retBool(v bool) {
 	}
 	Store(r, ReturnIndex(0))
 	RET()
+}
+
+// args loads the kernels' arguments: the bases of a and b, and len(a).
+func args() (a, b, n reg.Register) {
+	return Load(Param("a").Base(), GP64()), Load(Param("b").Base(), GP64()), Load(Param("a").Len(), GP64())
 }
 
 // tailMask returns a mask register with the low n bits set: the load mask of

@@ -135,11 +135,7 @@ func (t *ConcurrentRadix) lane(id uint64) *clane {
 
 // Apply hands ev to its worker's writer.
 func (t *ConcurrentRadix) Apply(ev flash.Event) error {
-	if !t.send(t.lane(ev.Worker.ID).inbox, request{kind: reqEvent, ev: owned(ev)}, false) {
-		t.counters.Reject(flash.ErrClosed)
-		return flash.ErrClosed
-	}
-	return nil
+	return t.post(t.lane(ev.Worker.ID).inbox, request{kind: reqEvent, ev: owned(ev)}, &t.counters)
 }
 
 // FindMatches walks the tree on the caller's goroutine under read locks.
@@ -193,11 +189,7 @@ func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 
 // RemoveWorker drops every rank of id, on its writer.
 func (t *ConcurrentRadix) RemoveWorker(id uint64) error {
-	if !t.send(t.lane(id).inbox, request{kind: reqRemoveWorker, id: id}, false) {
-		t.counters.Reject(flash.ErrClosed)
-		return flash.ErrClosed
-	}
-	return nil
+	return t.post(t.lane(id).inbox, request{kind: reqRemoveWorker, id: id}, &t.counters)
 }
 
 // BlockCount asks w's writer.

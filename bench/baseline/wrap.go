@@ -128,6 +128,15 @@ func (m *mailbox) send(inbox chan request, r request, wait bool) bool {
 	return true
 }
 
+// post sends r without waiting; after close it counts and returns ErrClosed.
+func (m *mailbox) post(inbox chan request, r request, c *flash.Counters) error {
+	if !m.send(inbox, r, false) {
+		c.Reject(flash.ErrClosed)
+		return flash.ErrClosed
+	}
+	return nil
+}
+
 // close stops later sends; it reports false if it was closed already.
 func (m *mailbox) close() bool {
 	m.sendMu.Lock()
@@ -213,11 +222,7 @@ func (a *actor) loop() {
 }
 
 func (a *actor) Apply(ev flash.Event) error {
-	if !a.send(a.inbox, request{kind: reqEvent, ev: owned(ev)}, false) {
-		a.counters.Reject(flash.ErrClosed)
-		return flash.ErrClosed
-	}
-	return nil
+	return a.post(a.inbox, request{kind: reqEvent, ev: owned(ev)}, &a.counters)
 }
 
 func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
@@ -233,11 +238,7 @@ func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 }
 
 func (a *actor) RemoveWorker(id uint64) error {
-	if !a.send(a.inbox, request{kind: reqRemoveWorker, id: id}, false) {
-		a.counters.Reject(flash.ErrClosed)
-		return flash.ErrClosed
-	}
-	return nil
+	return a.post(a.inbox, request{kind: reqRemoveWorker, id: id}, &a.counters)
 }
 
 func (a *actor) BlockCount(w flash.Worker) int {
