@@ -85,13 +85,13 @@ type Workload struct {
 	Events       int
 	Queries      int
 	StoredBlocks int
-	RemovedBlks  int
+	RemovedBlocks  int
 	QueryBlocks  int
 	HitBlocks    int // prompt blocks found cached where the request ran
 }
 
 // BlockOps returns every op's block-ops.
-func (w *Workload) BlockOps() int { return w.StoredBlocks + w.RemovedBlks + w.QueryBlocks }
+func (w *Workload) BlockOps() int { return w.StoredBlocks + w.RemovedBlocks + w.QueryBlocks }
 
 type cblock struct {
 	seq, parent flash.SeqHash
@@ -230,7 +230,7 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 		wl.Ops = append(wl.Ops, Op{T: t, Event: ev})
 		wl.Events++
 		wl.StoredBlocks += len(ev.Blocks)
-		wl.RemovedBlks += len(ev.Hashes)
+		wl.RemovedBlocks += len(ev.Hashes)
 	}
 	for _, ri := range order {
 		r := reqs[ri]

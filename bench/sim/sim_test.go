@@ -16,8 +16,8 @@ func TestRecord_ConsistentEvents(t *testing.T) {
 	reqs = reqs[:2000]
 	h, _ := trace.NewHasher(512)
 	wl := Record(reqs, h, Config{Workers: 8, CacheBlocks: 512})
-	if wl.Queries != 2000 || wl.Events == 0 || wl.RemovedBlks == 0 || wl.HitBlocks == 0 {
-		t.Fatalf("queries %d, events %d, removed %d, hits %d", wl.Queries, wl.Events, wl.RemovedBlks, wl.HitBlocks)
+	if wl.Queries != 2000 || wl.Events == 0 || wl.RemovedBlocks == 0 || wl.HitBlocks == 0 {
+		t.Fatalf("queries %d, events %d, removed %d, hits %d", wl.Queries, wl.Events, wl.RemovedBlocks, wl.HitBlocks)
 	}
 	// Every event the engines emit is accepted by the exact model: parents
 	// exist, removes name cached blocks.

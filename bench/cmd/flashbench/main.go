@@ -137,7 +137,7 @@ type WLInfo struct {
 	Requests     int     `json:"requests"`
 	Events       int     `json:"events"`
 	StoredBlocks int     `json:"stored_blocks"`
-	RemovedBlks  int     `json:"removed_blocks"`
+	RemovedBlocks  int     `json:"removed_blocks"`
 	QueryBlocks  int     `json:"query_blocks"`
 	HitRate      float64 `json:"prefix_hit_rate"`
 	SpanSeconds  float64 `json:"span_s"`
@@ -269,7 +269,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 		pr.printf("recording %d requests on %d workers", len(reqs), workers)
 		wl := sim.Record(reqs, h, sim.Config{Workers: workers, CacheBlocks: o.cacheBlocks, BlockSize: o.blockSize})
 		rep.Workloads = append(rep.Workloads, WLInfo{Workers: workers, Requests: len(reqs), Events: wl.Events, StoredBlocks: wl.StoredBlocks,
-			RemovedBlks: wl.RemovedBlks, QueryBlocks: wl.QueryBlocks, HitRate: float64(wl.HitBlocks) / float64(max(1, wl.QueryBlocks)), SpanSeconds: float64(wl.Span) / 1e9})
+			RemovedBlocks: wl.RemovedBlocks, QueryBlocks: wl.QueryBlocks, HitRate: float64(wl.HitBlocks) / float64(max(1, wl.QueryBlocks)), SpanSeconds: float64(wl.Span) / 1e9})
 		var series []plots.Series
 		var latNames []string
 		var lats [][]time.Duration
@@ -386,7 +386,7 @@ func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
 	for _, wl := range rep.Workloads {
 		fmt.Fprintf(w, "workload, %d workers: %d requests, %d events (%d stored, %d removed blocks), %d query blocks, prefix hit rate %.1f%%, %.0f s of trace\n",
-			wl.Workers, wl.Requests, wl.Events, wl.StoredBlocks, wl.RemovedBlks, wl.QueryBlocks, 100*wl.HitRate, wl.SpanSeconds)
+			wl.Workers, wl.Requests, wl.Events, wl.StoredBlocks, wl.RemovedBlocks, wl.QueryBlocks, 100*wl.HitRate, wl.SpanSeconds)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
