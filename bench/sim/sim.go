@@ -78,16 +78,16 @@ func (o *Op) BlockOps() int {
 
 // Workload is a recorded timeline.
 type Workload struct {
-	Ops          []Op // by time
-	Workers      []flash.Worker
-	BlockSize    int
-	Span         int64 // ns from the first op to the last
-	Events       int
-	Queries      int
-	StoredBlocks int
-	RemovedBlocks  int
-	QueryBlocks  int
-	HitBlocks    int // prompt blocks found cached where the request ran
+	Ops           []Op // by time
+	Workers       []flash.Worker
+	BlockSize     int
+	Span          int64 // ns from the first op to the last
+	Events        int
+	Queries       int
+	StoredBlocks  int
+	RemovedBlocks int
+	QueryBlocks   int
+	HitBlocks     int // prompt blocks found cached where the request ran
 }
 
 // BlockOps returns every op's block-ops.

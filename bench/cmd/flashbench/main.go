@@ -133,14 +133,14 @@ type Report struct {
 
 // WLInfo describes a recorded workload.
 type WLInfo struct {
-	Workers      int     `json:"workers"`
-	Requests     int     `json:"requests"`
-	Events       int     `json:"events"`
-	StoredBlocks int     `json:"stored_blocks"`
-	RemovedBlocks  int     `json:"removed_blocks"`
-	QueryBlocks  int     `json:"query_blocks"`
-	HitRate      float64 `json:"prefix_hit_rate"`
-	SpanSeconds  float64 `json:"span_s"`
+	Workers       int     `json:"workers"`
+	Requests      int     `json:"requests"`
+	Events        int     `json:"events"`
+	StoredBlocks  int     `json:"stored_blocks"`
+	RemovedBlocks int     `json:"removed_blocks"`
+	QueryBlocks   int     `json:"query_blocks"`
+	HitRate       float64 `json:"prefix_hit_rate"`
+	SpanSeconds   float64 `json:"span_s"`
 }
 
 func factory(name string, workers, writers, blockSize int) (replay.Factory, error) {
