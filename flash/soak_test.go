@@ -13,13 +13,12 @@ import (
 // when full, evicts its oldest prompt's own blocks, tail first, so stores and
 // removes balance once the caches are full.
 type engineSim struct {
-	w       flash.Worker
-	held    []flashtest.Prompt
-	blocks  int
-	cap     int
-	prefix  int
-	nextID  uint64
-	workers int
+	w      flash.Worker
+	held   []flashtest.Prompt
+	blocks int
+	cap    int
+	prefix int
+	nextID uint64
 }
 
 func (e *engineSim) step(ix flash.Index, r *rand.Rand, shared flashtest.Prompt) (ops int) {
