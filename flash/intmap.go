@@ -38,12 +38,10 @@ func (m *intMap) alloc(c int) {
 	m.mask = uint64(c - 1)
 }
 
-// slot is keyed like the shardmap's hash, with the same finalizer.
+// slot is keyed like the shardmap's hash, with the same fold.
 func (m *intMap) slot(k uint64) uint64 {
 	hi, lo := bits.Mul64(k^m.k0, m.k1)
 	h := hi ^ lo
-	h ^= h >> 32
-	h *= 0xD6E8FEB86659FD93
 	return (h ^ h>>32) & m.mask
 }
 
