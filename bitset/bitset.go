@@ -26,13 +26,6 @@ func AtomicTest(w []uint64, i int) bool {
 	return atomic.LoadUint64(&w[i>>6])&(1<<(uint(i)&63)) != 0
 }
 
-// AtomicZero clears every word of shared words w.
-func AtomicZero(w []uint64) {
-	for i := range w {
-		atomic.StoreUint64(&w[i], 0)
-	}
-}
-
 // IsZero reports whether shared words w hold no bit.
 func IsZero(w []uint64) bool {
 	for i := range w {

@@ -18,7 +18,7 @@
 // # Invariants
 //
 //   - A shared word is never written with a plain store: writers use
-//     AtomicSet, AtomicClear and AtomicZero, so readers may load it at any time.
+//     AtomicSet and AtomicClear, so readers may load it at any time.
 //   - Slots hands out the lowest free index, so worker slots stay dense and
 //     sets stay narrow.
 package bitset

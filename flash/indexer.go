@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/asm"
@@ -353,20 +352,4 @@ func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, h arena
 	}
 	al.Free(h)
 	l.Unlock()
-}
-
-// MemStats describes the index's memory.
-type MemStats struct {
-	ArenaReserved, ArenaLive uint64 // bytes
-	SlotBytes                int
-	TableBytes               int
-	Entries                  int // shared (position, local) keys
-}
-
-// MemStats walks the shared structures. Not for hot paths.
-func (ix *Indexer) MemStats() MemStats {
-	a := ix.ar.Stats()
-	t := ix.tab.Stats()
-	return MemStats{ArenaReserved: a.ReservedBytes, ArenaLive: a.LiveBytes, SlotBytes: a.SlotBytes,
-		TableBytes: t.Bytes + int(unsafe.Sizeof(*ix)), Entries: t.Keys}
 }

@@ -149,9 +149,6 @@ func (m *Map) shardOf(l *level, h uint64) *shard {
 	return &l.shards[(h>>(64-maxShardBits))&m.shardMask]
 }
 
-// Positions returns the number of positions that have a level.
-func (m *Map) Positions() int { return len(m.dir.Load().levels) }
-
 // Get returns the value of key at position pos, or 0. Lock-free.
 func (m *Map) Get(pos int, key uint64) uint64 {
 	h := m.hash(key)
