@@ -1,6 +1,6 @@
 package flash
 
-import "math/bits"
+import "github.com/flashindexer/flashindexer/shardmap"
 
 // intMap is a writer-private open-addressed map from uint64 keys to uint32
 // values, used for a worker's private state (external hash → node, sequence
@@ -38,12 +38,8 @@ func (m *intMap) alloc(c int) {
 	m.mask = uint64(c - 1)
 }
 
-// slot is keyed like the shardmap's hash, with the same fold.
-func (m *intMap) slot(k uint64) uint64 {
-	hi, lo := bits.Mul64(k^m.k0, m.k1)
-	h := hi ^ lo
-	return (h ^ h>>32) & m.mask
-}
+// slot places k by the shardmap's keyed hash.
+func (m *intMap) slot(k uint64) uint64 { return shardmap.Hash(k, m.k0, m.k1) & m.mask }
 
 func (m *intMap) len() int { return m.n }
 

@@ -137,8 +137,12 @@ func New(opts ...Option) *Map {
 // keys would) leave the low word's low bits alike and, for some secrets,
 // land in runs of neighbouring buckets. A shift and an xor cost less on the
 // lookup's critical path than a second multiply.
-func (m *Map) hash(key uint64) uint64 {
-	hi, lo := bits.Mul64(key^m.k0, m.k1)
+func (m *Map) hash(key uint64) uint64 { return Hash(key, m.k0, m.k1) }
+
+// Hash is the keyed slot hash of key under the secret (k0, k1), k1 odd; the
+// flash index's private maps place their keys with it too.
+func Hash(key, k0, k1 uint64) uint64 {
+	hi, lo := bits.Mul64(key^k0, k1)
 	h := hi ^ lo
 	return h ^ h>>32
 }
