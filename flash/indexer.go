@@ -145,7 +145,7 @@ func (ix *Indexer) laneOf(id uint64) *lane {
 }
 
 func (ix *Indexer) reject(ev *Event, err error, c *Counters) error {
-	c.Reject(err)
+	c.RejectEvent(ev.Kind, err)
 	if ix.onReject != nil {
 		ix.report(*ev, err)
 	}
@@ -245,6 +245,32 @@ func (ix *Indexer) BlockCount(w Worker) int {
 		return 0
 	}
 	return int(ix.info[slot].blocks.Load())
+}
+
+// WorkerBlocks calls f with every worker that holds a slot and the number of
+// blocks it holds, from one lock-free snapshot of the worker directory, in no
+// particular order. It is meant for metrics; f must not call back into the
+// index's write path.
+func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
+	for w, slot := range *ix.directory.Load() {
+		f(w, int(ix.info[slot].blocks.Load()))
+	}
+}
+
+// QueueDepths appends to dst the number of events waiting in each writer's
+// queue (or being applied), one entry per writer, and returns it. A
+// synchronous index has no queues: it returns dst unchanged.
+func (ix *Indexer) QueueDepths(dst []int) []int {
+	if ix.sync {
+		return dst
+	}
+	for _, ln := range ix.lanes {
+		ln.mu.Lock()
+		n := ln.tail - ln.head
+		ln.mu.Unlock()
+		dst = append(dst, int(n))
+	}
+	return dst
 }
 
 // Workers returns how many workers hold a slot.

@@ -280,7 +280,7 @@ func (ln *lane) apply(ev *Event) error {
 	if err != nil {
 		return ln.ix.reject(ev, err, &ln.counters)
 	}
-	ln.counters.Add(CounterEventsApplied, 1)
+	ln.counters.Applied(ev.Kind)
 	return nil
 }
 

@@ -45,6 +45,10 @@ func TestFlash_QueueBackpressure(t *testing.T) {
 	if s := ix.Stats(); s.RejectedQueueFull != 1 {
 		t.Fatalf("RejectedQueueFull = %d, want 1", s.RejectedQueueFull)
 	}
+	// The queue holds what was accepted plus the event being applied.
+	if d := ix.QueueDepths(nil); len(d) != 1 || d[0] != accepted+1 {
+		t.Fatalf("QueueDepths = %v, want [%d]", d, accepted+1)
+	}
 	done := make(chan error)
 	go func() { done <- ix.Apply(p.StoreEvent(w, accepted, accepted+1, 0)) }()
 	select {

@@ -30,6 +30,11 @@ const (
 	CounterQueryBlocks                           // query blocks looked at by FindMatches calls
 	CounterEventGaps                             // event ids that skipped ahead (events lost upstream)
 	CounterEventRestarts                         // event ids that went back (the engine restarted)
+	CounterStoredApplied                         // Stored events applied
+	CounterRemovedApplied                        // Removed events applied
+	CounterStoredRejected                        // Stored events rejected
+	CounterRemovedRejected                       // Removed events rejected
+	CounterClearedRejected                       // Cleared events rejected
 	numCounters
 )
 
@@ -49,6 +54,11 @@ type Stats struct {
 	RejectedQueueFull               uint64
 	Queries, QueryBlocks            uint64
 	EventGaps, EventRestarts        uint64
+	// Events by kind and outcome. Cleared events applied are Clears.
+	// Rejections of events of no known kind, and of RemoveWorker calls,
+	// are in EventsRejected only.
+	StoredApplied, RemovedApplied                    uint64
+	StoredRejected, RemovedRejected, ClearedRejected uint64
 }
 
 // Counters is a set of atomic counters that any backend can embed. The zero
@@ -78,6 +88,31 @@ func (c *Counters) Reject(err error) {
 	c.v[CounterEventsRejected].Add(1)
 	if k, ok := RejectCounter(err); ok {
 		c.v[k].Add(1)
+	}
+}
+
+// RejectEvent counts a rejected event of kind k: as Reject does, and under
+// its kind.
+func (c *Counters) RejectEvent(k EventKind, err error) {
+	c.Reject(err)
+	switch k {
+	case KindStored:
+		c.v[CounterStoredRejected].Add(1)
+	case KindRemoved:
+		c.v[CounterRemovedRejected].Add(1)
+	case KindCleared:
+		c.v[CounterClearedRejected].Add(1)
+	}
+}
+
+// Applied counts an applied event of kind k.
+func (c *Counters) Applied(k EventKind) {
+	c.v[CounterEventsApplied].Add(1)
+	switch k {
+	case KindStored:
+		c.v[CounterStoredApplied].Add(1)
+	case KindRemoved:
+		c.v[CounterRemovedApplied].Add(1)
 	}
 }
 
@@ -130,6 +165,11 @@ func (c *Counters) AddTo(s *Stats) {
 	s.QueryBlocks += g(CounterQueryBlocks)
 	s.EventGaps += g(CounterEventGaps)
 	s.EventRestarts += g(CounterEventRestarts)
+	s.StoredApplied += g(CounterStoredApplied)
+	s.RemovedApplied += g(CounterRemovedApplied)
+	s.StoredRejected += g(CounterStoredRejected)
+	s.RemovedRejected += g(CounterRemovedRejected)
+	s.ClearedRejected += g(CounterClearedRejected)
 }
 
 // Snapshot returns the counters as Stats.

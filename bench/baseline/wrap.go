@@ -37,7 +37,7 @@ func (l *locked) Apply(ev flash.Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		l.counters.Reject(flash.ErrClosed)
+		l.counters.RejectEvent(ev.Kind, flash.ErrClosed)
 		return flash.ErrClosed
 	}
 	return l.front.Apply(&ev, l.st)
@@ -131,7 +131,11 @@ func (m *mailbox) send(inbox chan request, r request, wait bool) bool {
 // post sends r without waiting; after close it counts and returns ErrClosed.
 func (m *mailbox) post(inbox chan request, r request, c *flash.Counters) error {
 	if !m.send(inbox, r, false) {
-		c.Reject(flash.ErrClosed)
+		if r.kind == reqEvent {
+			c.RejectEvent(r.ev.Kind, flash.ErrClosed)
+		} else {
+			c.Reject(flash.ErrClosed)
+		}
 		return flash.ErrClosed
 	}
 	return nil

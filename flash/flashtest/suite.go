@@ -197,6 +197,32 @@ var cases = []testCase{
 		}
 		x.expect(p, map[flash.Worker]int{W(1): 9})
 	}},
+	{"stats_by_kind", func(t testing.TB, f Factory) {
+		x := newFixture(t, f, cfg())
+		p := Seqs(1, 10)
+		x.idx.Flush()
+		before := x.idx.Stats()
+		x.store(W(1), p, 0, 5)
+		x.store(W(2), p, 0, 3)
+		x.reject(p.StoreEvent(W(1), 7, 10, 0), flash.ErrUnknownParent)
+		x.remove(W(1), p.Hash(4, 0))
+		x.remove(W(3), 42) // applied: the unknown hash is skipped
+		x.reject(flash.Event{Kind: flash.KindRemoved, Worker: W(1)}, flash.ErrEmptyEvent)
+		x.apply(flash.ClearedEvent(W(2)))
+		x.idx.Flush()
+		d := x.idx.Stats()
+		got := [6]uint64{
+			d.StoredApplied - before.StoredApplied, d.RemovedApplied - before.RemovedApplied,
+			d.Clears - before.Clears, d.StoredRejected - before.StoredRejected,
+			d.RemovedRejected - before.RemovedRejected, d.ClearedRejected - before.ClearedRejected,
+		}
+		if want := [6]uint64{2, 2, 1, 1, 1, 0}; got != want {
+			t.Fatalf("stored/removed/cleared applied, then rejected: %v, want %v", got, want)
+		}
+		if a, r := d.EventsApplied-before.EventsApplied, d.EventsRejected-before.EventsRejected; a != 5 || r != 2 {
+			t.Fatalf("EventsApplied +%d, EventsRejected +%d, want +5, +2", a, r)
+		}
+	}},
 	{"unknown_parent_rejected", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 10)

@@ -71,10 +71,10 @@ func (c *Front) Apply(ev *flash.Event, s Sink) error {
 		err = c.applyValid(ev, s)
 	}
 	if err != nil {
-		c.counters.Reject(err)
+		c.counters.RejectEvent(ev.Kind, err)
 		return err
 	}
-	c.counters.Add(flash.CounterEventsApplied, 1)
+	c.counters.Applied(ev.Kind)
 	return nil
 }
 

@@ -39,7 +39,7 @@ func (m *Model) Apply(ev flash.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		m.counters.Reject(flash.ErrClosed)
+		m.counters.RejectEvent(ev.Kind, flash.ErrClosed)
 		return flash.ErrClosed
 	}
 	return m.front.Apply(&ev, nil)

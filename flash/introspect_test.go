@@ -1,0 +1,54 @@
+package flash_test
+
+import (
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+// WorkerBlocks lists every worker holding a slot with its block count, and
+// QueueDepths one entry per writer, empty once flushed.
+func TestFlash_WorkerBlocksAndQueueDepths(t *testing.T) {
+	for _, writers := range []int{0, 1, 3} {
+		ix := flash.New(flash.WithWriters(writers))
+		p := flashtest.Seqs(1, 12)
+		want := map[flash.Worker]int{}
+		for i := 1; i <= 5; i++ {
+			w := flash.Worker{ID: uint64(i % 3), DPRank: uint32(i)}
+			if err := ix.Apply(p.StoreEvent(w, 0, i+2, 0)); err != nil {
+				t.Fatal(err)
+			}
+			want[w] = i + 2
+		}
+		if err := ix.RemoveWorker(2); err != nil {
+			t.Fatal(err)
+		}
+		for w := range want {
+			if w.ID == 2 {
+				delete(want, w)
+			}
+		}
+		ix.Flush()
+		got := map[flash.Worker]int{}
+		ix.WorkerBlocks(func(w flash.Worker, n int) { got[w] = n })
+		if len(got) != len(want) {
+			t.Fatalf("writers %d: WorkerBlocks %v, want %v", writers, got, want)
+		}
+		for w, n := range want {
+			if got[w] != n || ix.BlockCount(w) != n {
+				t.Fatalf("writers %d: %v holds %d (BlockCount %d), want %d", writers, w, got[w], ix.BlockCount(w), n)
+			}
+		}
+		d := ix.QueueDepths(nil)
+		if len(d) != writers {
+			t.Fatalf("writers %d: QueueDepths %v", writers, d)
+		}
+		for _, n := range d {
+			if n != 0 {
+				t.Fatalf("writers %d: QueueDepths %v after Flush", writers, d)
+			}
+		}
+		ix.Close()
+	}
+}
