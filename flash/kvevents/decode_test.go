@@ -1,0 +1,204 @@
+package kvevents
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/kvevents/kvtest"
+)
+
+func tokensOf(n int, base uint32) []uint32 {
+	t := make([]uint32, n)
+	for i := range t {
+		t[i] = base + uint32(i)
+	}
+	return t
+}
+
+func TestDecode_AllKindsAndFields(t *testing.T) {
+	big := make([]byte, 32) // a 256-bit hash: the low 64 bits are the last 8 bytes
+	binary.BigEndian.PutUint64(big[24:], 0xdeadbeefcafe0001)
+	big[0] = 0xff
+	payload := kvtest.Encode(1712.5, []any{
+		kvtest.Stored([]uint64{1, 1 << 63}, nil, tokensOf(32, 7), 16, nil, "GPU", nil),
+		kvtest.Stored([]any{int64(-2), big, []byte{1, 2}}, uint64(1<<63), tokensOf(48, 0), 16, 3, "cpu", "adapter-a", "extra", []any{1, 2}),
+		kvtest.Stored([]uint64{9}, int64(-5), tokensOf(16, 1), 16), // older engines: no trailing fields
+		kvtest.Removed([]uint64{1, 5}, "GPU"),
+		kvtest.Removed([]any{big}),
+		kvtest.Cleared(),
+		[]any{"SomethingNew", 1, "x"},
+	}, 3, false)
+	var b Batch
+	if err := Decode(payload, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.TS != 1712.5 || !b.HasDPRank || b.DPRank != 3 || len(b.Events) != 7 {
+		t.Fatalf("batch: ts %v rank %v/%v events %d", b.TS, b.DPRank, b.HasDPRank, len(b.Events))
+	}
+	e := b.Events
+	if e[0].Kind != flash.KindStored || len(e[0].Hashes) != 2 || e[0].Hashes[1] != 1<<63 || e[0].HasParent ||
+		len(e[0].Tokens) != 32 || e[0].Tokens[31] != 38 || e[0].BlockSize != 16 || e[0].HasLoRAID || string(e[0].Medium) != "GPU" || e[0].LoRAName != nil || !e[0].OnGPU() {
+		t.Fatalf("event 0: %+v", e[0])
+	}
+	if e[1].Hashes[0] != uint64(0xfffffffffffffffe) || e[1].Hashes[1] != 0xdeadbeefcafe0001 || e[1].Hashes[2] != 0x0102 ||
+		!e[1].HasParent || e[1].Parent != 1<<63 || !e[1].HasLoRAID || e[1].LoRAID != 3 || e[1].OnGPU() || string(e[1].LoRAName) != "adapter-a" {
+		t.Fatalf("event 1: %+v", e[1])
+	}
+	if !e[2].HasParent || e[2].Parent != uint64(0xfffffffffffffffb) || e[2].Medium != nil || !e[2].OnGPU() {
+		t.Fatalf("event 2: %+v", e[2])
+	}
+	if e[3].Kind != flash.KindRemoved || len(e[3].Hashes) != 2 || e[3].Hashes[1] != 5 || string(e[3].Medium) != "GPU" {
+		t.Fatalf("event 3: %+v", e[3])
+	}
+	if e[4].Kind != flash.KindRemoved || e[4].Hashes[0] != 0xdeadbeefcafe0001 || e[4].Medium != nil {
+		t.Fatalf("event 4: %+v", e[4])
+	}
+	if e[5].Kind != flash.KindCleared || e[6].Kind != 0 || string(e[6].Tag) != "SomethingNew" {
+		t.Fatalf("events 5, 6: %+v %+v", e[5], e[6])
+	}
+	// The rank omitted, or nil.
+	for _, omit := range []bool{true, false} {
+		if err := Decode(kvtest.Encode(1, []any{kvtest.Cleared()}, nil, omit), &b); err != nil || b.HasDPRank {
+			t.Fatalf("omit %v: %v, rank %v", omit, err, b.HasDPRank)
+		}
+	}
+}
+
+// Every truncation of a valid payload, and a few forged ones, is
+// ErrMalformed; nothing panics.
+func TestDecode_Malformed(t *testing.T) {
+	payload := kvtest.Encode(1, []any{
+		kvtest.Stored([]uint64{1, 2}, uint64(3), tokensOf(32, 0), 16, nil, "GPU", "l"),
+		kvtest.Removed([]uint64{1}),
+	}, 0, false)
+	var b Batch
+	for n := 0; n < len(payload); n++ {
+		if err := Decode(payload[:n], &b); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("prefix %d: %v", n, err)
+		}
+	}
+	forged := [][]byte{
+		{0xdd, 0xff, 0xff, 0xff, 0xff},                // an array of 4G elements
+		{0x92, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xc0},    // events not an array
+		{0x92, 0xa1, 'x', 0x90},                       // a string timestamp
+		{0x91, 0x01},                                  // one field
+		append(append([]byte{}, payload...), 0x00),    // trailing bytes
+		{0x92, 0x01, 0x91, 0x92, 0xab, 'B', 'l', 'o'}, // a cut tag
+		{0x92, 0x01, 0x91, 0x91, 0x07},                // a tag that is not a string
+		kvtest.Encode(1, []any{kvtest.Stored([]uint64{1}, nil, []int64{-1}, 16)}, 0, false),      // a negative token
+		kvtest.Encode(1, []any{kvtest.Stored([]uint64{1}, nil, []int64{1 << 40}, 16)}, 0, false), // a token beyond 32 bits
+		kvtest.Encode(1, []any{kvtest.Stored([]uint64{1}, nil, nil, 16)}, -1, false),             // a negative rank
+		kvtest.Encode(1, []any{[]any{"BlockStored", []uint64{1}}}, 0, false),                     // too few fields
+	}
+	for i, p := range forged {
+		if err := Decode(p, &b); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("forged %d: %v", i, err)
+		}
+		var de *DecodeError
+		if !errors.As(Decode(p, &b), &de) || de.Error() == "" {
+			t.Fatalf("forged %d: not a *DecodeError", i)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(kvtest.Encode(1, []any{
+		kvtest.Stored([]uint64{1, 2}, uint64(3), tokensOf(32, 0), 16, 1, "GPU", "l", 9),
+		kvtest.Removed([]any{[]byte{1, 2, 3}}, nil), kvtest.Cleared(), []any{"X", map[string]int{"a": 1}},
+	}, 2, false))
+	f.Add([]byte{0x92, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0x90})
+	tr := NewTranslator(16)
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var b Batch
+		if err := Decode(p, &b); err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		for i := range b.Events {
+			ev, ok, err := tr.Event(flash.Worker{ID: 1}, &b.Events[i])
+			if err != nil || !ok {
+				continue
+			}
+			if ev.Kind == flash.KindStored && len(ev.Blocks) != len(b.Events[i].Hashes) {
+				t.Fatalf("%d blocks from %d hashes", len(ev.Blocks), len(b.Events[i].Hashes))
+			}
+		}
+	})
+}
+
+// Local hashes come out as a router computes them for a query
+// (flash.TokenHasher), under the LoRA adapter's seed.
+func TestTranslator_LocalHashesMatchTheRouters(t *testing.T) {
+	toks := tokensOf(64, 100)
+	cases := []struct {
+		extra []any
+		lora  string
+	}{
+		{nil, ""},
+		{[]any{nil, "GPU", nil}, ""},
+		{[]any{7, "GPU", "adapter-a"}, "adapter-a"},
+		{[]any{7, "GPU"}, "7"}, // only an id: its decimal form names the adapter
+		{[]any{7, "GPU", ""}, "7"},
+	}
+	tr := NewTranslator(16)
+	for i, c := range cases {
+		var b Batch
+		if err := Decode(kvtest.Encode(0, []any{kvtest.Stored([]uint64{11, 12, 13, 14}, uint64(10), toks, 16, c.extra...)}, nil, true), &b); err != nil {
+			t.Fatal(err)
+		}
+		w := flash.Worker{ID: 5, DPRank: 1}
+		ev, ok, err := tr.Event(w, &b.Events[0])
+		if err != nil || !ok {
+			t.Fatalf("case %d: %v %v", i, ok, err)
+		}
+		want := flash.NewTokenHasher(16, c.lora).LocalHashes(nil, toks)
+		if ev.Worker != w || !ev.HasParent || ev.Parent != 10 || len(ev.Blocks) != 4 {
+			t.Fatalf("case %d: %+v", i, ev)
+		}
+		for j, blk := range ev.Blocks {
+			if blk.Local != want[j] || blk.Hash != flash.ExternalHash(11+j) {
+				t.Fatalf("case %d block %d: %+v, want local %x", i, j, blk, want[j])
+			}
+		}
+	}
+	var b Batch
+	_ = Decode(kvtest.Encode(0, []any{
+		kvtest.Stored([]uint64{1, 2}, nil, tokensOf(31, 0), 16),
+		kvtest.Stored([]uint64{1, 2}, nil, tokensOf(64, 0), 32),
+	}, nil, true), &b)
+	if _, _, err := tr.Event(flash.Worker{}, &b.Events[0]); !errors.Is(err, ErrTokenCount) {
+		t.Fatalf("31 tokens for 2 blocks: %v", err)
+	}
+	if _, _, err := tr.Event(flash.Worker{}, &b.Events[1]); !errors.Is(err, ErrBlockSize) {
+		t.Fatalf("block size 32 for a 16 index: %v", err)
+	}
+}
+
+// Decoding and translating a batch allocates nothing once buffers have grown.
+func TestDecode_NoAllocs(t *testing.T) {
+	payload := kvtest.Encode(1, []any{
+		kvtest.Stored([]uint64{1, 2, 3}, uint64(9), tokensOf(48, 0), 16, 4, "GPU", "adapter"),
+		kvtest.Removed([]any{[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}}, "GPU"),
+		kvtest.Cleared(),
+	}, 1, false)
+	var b Batch
+	tr := NewTranslator(16)
+	run := func() {
+		if err := Decode(payload, &b); err != nil {
+			t.Fatal(err)
+		}
+		for i := range b.Events {
+			if _, _, err := tr.Event(flash.Worker{ID: 1}, &b.Events[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(200, run); n != 0 {
+		t.Fatalf("%v allocations per batch", n)
+	}
+}

@@ -1,0 +1,192 @@
+package kvevents
+
+import (
+	"log/slog"
+	"slices"
+
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// ResyncReason says why a stream's workers were cleared.
+type ResyncReason uint8
+
+const (
+	// ResyncRestart: the sequence number went back, so the engine restarted
+	// and its cache is empty; its workers are cleared.
+	ResyncRestart ResyncReason = iota + 1
+	// ResyncGap: batches were lost and could not be replayed (no replay
+	// socket, or it no longer held them). What they did is unknown, so the
+	// workers are cleared rather than kept with blocks they may have
+	// dropped; they fill again from the next events.
+	ResyncGap
+	// ResyncLateJoin: the first batch seen did not start the stream and the
+	// replay could not fill in from 0. Blocks stored before it are unknown
+	// until stored again.
+	ResyncLateJoin
+)
+
+func (r ResyncReason) String() string {
+	switch r {
+	case ResyncRestart:
+		return "restart"
+	case ResyncGap:
+		return "gap"
+	case ResyncLateJoin:
+		return "late_join"
+	}
+	return "unknown"
+}
+
+// Resync describes one loss of a stream's state, for WithResyncHandler.
+type Resync struct {
+	Endpoint string
+	Reason   ResyncReason
+	// From and To bound the sequence numbers lost: [From, To).
+	From, To uint64
+	// Cleared lists the workers (DP ranks) of the endpoint that were cleared.
+	Cleared []flash.Worker
+}
+
+// replayFunc asks an endpoint's replay socket for every batch from seq from
+// on and calls each in order until it returns false or the replay ends.
+type replayFunc func(from uint64, each func(seq uint64, payload []byte) bool) error
+
+// stream follows one endpoint's sequence of batches and applies them. Only
+// the endpoint's goroutine uses it.
+type stream struct {
+	ep       Endpoint
+	worker   uint64
+	ix       flash.Index
+	c        *counters
+	log      *slog.Logger
+	onResync func(Resync)
+	replay   replayFunc // nil: the endpoint offers no replay
+
+	tr      *Translator
+	batch   Batch
+	started bool
+	next    uint64   // the sequence number expected next
+	lastSub uint64   // the last sequence number received live
+	ranks   []uint32 // DP ranks seen, sorted
+}
+
+// receive handles a live batch.
+func (s *stream) receive(seq uint64, payload []byte) {
+	switch {
+	case !s.started:
+		s.started = true
+		if seq != 0 {
+			s.c.lateJoins.Add(1)
+			s.recover(seq, ResyncLateJoin)
+		}
+	case seq <= s.lastSub:
+		s.c.restarts.Add(1)
+		s.log.Warn("kvevents: engine restarted", "endpoint", s.ep.Addr, "seq", seq, "last", s.lastSub)
+		s.resync(ResyncRestart, s.next, s.next)
+		s.next = 0
+		if seq != 0 {
+			s.c.gaps.Add(1)
+			s.recover(seq, ResyncGap)
+		}
+	case seq > s.next:
+		s.c.gaps.Add(1)
+		s.recover(seq, ResyncGap)
+	}
+	s.lastSub = seq
+	if seq < s.next {
+		s.c.duplicates.Add(1)
+		return
+	}
+	s.apply(seq, payload)
+}
+
+// recover fills in the batches from s.next up to (not including) upto from
+// the replay socket; failing that, it clears the stream's workers.
+func (s *stream) recover(upto uint64, reason ResyncReason) {
+	from := s.next
+	if s.replay != nil {
+		err := s.replay(from, func(seq uint64, payload []byte) bool {
+			switch {
+			case seq < s.next:
+				return true
+			case seq > s.next:
+				return false // the replay no longer holds s.next
+			}
+			s.apply(seq, payload)
+			s.c.replayed.Add(1)
+			return true
+		})
+		if s.next >= upto {
+			s.c.replays.Add(1)
+			return
+		}
+		s.c.replayFail.Add(1)
+		s.log.Warn("kvevents: replay incomplete", "endpoint", s.ep.Addr, "from", from, "reached", s.next, "want", upto, "err", err)
+	}
+	s.resync(reason, s.next, upto)
+	s.next = upto
+}
+
+// resync clears every DP rank of the stream seen so far and reports it.
+func (s *stream) resync(reason ResyncReason, from, to uint64) {
+	if reason != ResyncRestart {
+		s.c.resyncs.Add(1)
+		s.log.Warn("kvevents: batches lost, workers cleared", "endpoint", s.ep.Addr, "reason", reason.String(), "from", from, "to", to)
+	}
+	var cleared []flash.Worker
+	for _, r := range s.ranks {
+		w := flash.Worker{ID: s.worker, DPRank: r}
+		if err := s.ix.Apply(flash.ClearedEvent(w)); err != nil {
+			s.c.applyErrors.Add(1)
+			continue
+		}
+		s.c.events.Add(1)
+		cleared = append(cleared, w)
+	}
+	if s.onResync != nil {
+		s.onResync(Resync{Endpoint: s.ep.Addr, Reason: reason, From: from, To: to, Cleared: cleared})
+	}
+}
+
+// apply decodes one batch and hands its events to the index.
+func (s *stream) apply(seq uint64, payload []byte) {
+	s.next = seq + 1
+	if err := Decode(payload, &s.batch); err != nil {
+		s.c.malformed.Add(1)
+		s.log.Warn("kvevents: batch dropped", "endpoint", s.ep.Addr, "seq", seq, "err", err)
+		return
+	}
+	rank := s.ep.DPRank
+	if s.batch.HasDPRank {
+		rank = s.batch.DPRank
+	}
+	if i, found := slices.BinarySearch(s.ranks, rank); !found {
+		s.ranks = slices.Insert(s.ranks, i, rank)
+	}
+	w := flash.Worker{ID: s.worker, DPRank: rank}
+	for i := range s.batch.Events {
+		e := &s.batch.Events[i]
+		if e.Kind == 0 {
+			s.c.unknown.Add(1)
+			continue
+		}
+		if !e.OnGPU() {
+			s.c.medium.Add(1)
+			continue
+		}
+		ev, ok, err := s.tr.Event(w, e)
+		if err != nil {
+			s.c.badEvents.Add(1)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if err := s.ix.Apply(ev); err != nil {
+			s.c.applyErrors.Add(1)
+			continue
+		}
+		s.c.events.Add(1)
+	}
+	s.c.batches.Add(1)
+}

@@ -1,0 +1,337 @@
+package kvevents
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+	"github.com/zeebo/xxh3"
+
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// ErrClosed: the Subscriber is closed.
+var ErrClosed = errors.New("kvevents: subscriber closed")
+
+// ErrDuplicateEndpoint: the address is subscribed already.
+var ErrDuplicateEndpoint = errors.New("kvevents: endpoint subscribed already")
+
+// Endpoint is one engine publisher (one DP rank's, when ranks publish on
+// port offsets).
+type Endpoint struct {
+	// Addr is the ZMQ PUB endpoint, e.g. "tcp://10.0.0.7:5557".
+	Addr string
+	// Replay is the engine's ROUTER replay endpoint, e.g.
+	// "tcp://10.0.0.7:5558"; empty when the engine offers none.
+	Replay string
+	// Topic is the subscription prefix; empty subscribes to everything.
+	Topic string
+	// Worker is the flash worker ID of the engine; 0 derives it from Addr
+	// (XXH3-64 of the string). Give every rank of one engine the same ID
+	// (DPEndpoints does) so RemoveWorker drops them all.
+	Worker uint64
+	// DPRank is the rank of batches that carry none.
+	DPRank uint32
+}
+
+// WorkerID returns the flash worker ID of e.
+func (e Endpoint) WorkerID() uint64 {
+	if e.Worker != 0 {
+		return e.Worker
+	}
+	return xxh3.HashString(e.Addr)
+}
+
+// DPEndpoints returns the endpoints of ranks data-parallel ranks of one
+// engine that publish, as vLLM does, on e's ports plus the rank: rank r on
+// Addr's port + r (and Replay's port + r), all with e's worker ID.
+func DPEndpoints(e Endpoint, ranks int) ([]Endpoint, error) {
+	id := e.WorkerID()
+	out := make([]Endpoint, 0, ranks)
+	for r := 0; r < ranks; r++ {
+		addr, err := offsetPort(e.Addr, r)
+		if err != nil {
+			return nil, err
+		}
+		replay := ""
+		if e.Replay != "" {
+			if replay, err = offsetPort(e.Replay, r); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, Endpoint{Addr: addr, Replay: replay, Topic: e.Topic, Worker: id, DPRank: e.DPRank + uint32(r)})
+	}
+	return out, nil
+}
+
+func offsetPort(addr string, by int) (string, error) {
+	u, err := url.Parse(addr)
+	if err != nil || u.Scheme != "tcp" || u.Port() == "" {
+		return "", fmt.Errorf("kvevents: %q is not a tcp://host:port endpoint", addr)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil || p+by > 65535 {
+		return "", fmt.Errorf("kvevents: bad port in %q", addr)
+	}
+	u.Host = u.Hostname() + ":" + strconv.Itoa(p+by)
+	if ip := u.Hostname(); len(ip) > 0 && ip[0] != '[' && containsColon(ip) {
+		u.Host = "[" + ip + "]:" + strconv.Itoa(p+by)
+	}
+	return u.String(), nil
+}
+
+func containsColon(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return true
+		}
+	}
+	return false
+}
+
+type settings struct {
+	blockSize     int
+	minBackoff    time.Duration
+	maxBackoff    time.Duration
+	dialTimeout   time.Duration
+	replayTimeout time.Duration
+	onResync      func(Resync)
+	log           *slog.Logger
+}
+
+// Option configures a Subscriber.
+type Option func(*settings)
+
+// WithBlockSize sets the engines' tokens per block. By default it is the
+// index's (flash.Indexer.Config), else flash.DefaultBlockSize.
+func WithBlockSize(n int) Option { return func(s *settings) { s.blockSize = n } }
+
+// WithBackoff sets the wait before reconnecting: first, doubling up to
+// limit, each with ±20% jitter; a successful connection resets it.
+// Defaults: 100 ms, 10 s.
+func WithBackoff(first, limit time.Duration) Option {
+	return func(s *settings) { s.minBackoff, s.maxBackoff = first, limit }
+}
+
+// WithDialTimeout bounds one connection attempt (default 5 s).
+func WithDialTimeout(d time.Duration) Option { return func(s *settings) { s.dialTimeout = d } }
+
+// WithReplayTimeout bounds one replay request, from dialing the replay
+// socket to its end marker (default 5 s).
+func WithReplayTimeout(d time.Duration) Option { return func(s *settings) { s.replayTimeout = d } }
+
+// WithResyncHandler sets a function called, on the endpoint's goroutine,
+// whenever a stream's workers are cleared (see ResyncReason).
+func WithResyncHandler(f func(Resync)) Option { return func(s *settings) { s.onResync = f } }
+
+// WithLogger sets where connection changes and dropped input are logged
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.log = l } }
+
+// Subscriber feeds an index from engines' ZMQ KV-event publishers: one
+// goroutine per endpoint receives its batches in order, detects gaps and
+// restarts from the sequence numbers, recovers through the replay socket
+// when there is one, and reconnects with backoff.
+type Subscriber struct {
+	ix     flash.Index
+	set    settings
+	c      counters
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	zlog   *log.Logger
+
+	mu     sync.Mutex
+	addrs  map[string]bool
+	closed bool
+}
+
+// New returns a Subscriber that applies events to ix. Add endpoints with
+// Subscribe; stop it with Close.
+func New(ix flash.Index, opts ...Option) *Subscriber {
+	set := settings{
+		blockSize:     flash.DefaultBlockSize,
+		minBackoff:    100 * time.Millisecond,
+		maxBackoff:    10 * time.Second,
+		dialTimeout:   5 * time.Second,
+		replayTimeout: 5 * time.Second,
+	}
+	if c, ok := ix.(interface{ Config() flash.Config }); ok {
+		set.blockSize = c.Config().BlockSize
+	}
+	for _, o := range opts {
+		o(&set)
+	}
+	if set.log == nil {
+		set.log = slog.Default()
+	}
+	set.minBackoff = max(set.minBackoff, time.Millisecond)
+	set.maxBackoff = max(set.maxBackoff, set.minBackoff)
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Subscriber{
+		ix: ix, set: set, ctx: ctx, cancel: cancel,
+		zlog:  log.New(io.Discard, "", 0),
+		addrs: map[string]bool{},
+	}
+}
+
+// Stats returns the subscriber's counters.
+func (s *Subscriber) Stats() Stats { return s.c.snapshot() }
+
+// Subscribe starts following ep. It returns at once; the connection is
+// made (and remade) in the background.
+func (s *Subscriber) Subscribe(ep Endpoint) error {
+	if _, err := url.Parse(ep.Addr); err != nil || ep.Addr == "" {
+		return fmt.Errorf("kvevents: bad endpoint %q", ep.Addr)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.addrs[ep.Addr] {
+		return ErrDuplicateEndpoint
+	}
+	s.addrs[ep.Addr] = true
+	st := &stream{
+		ep: ep, worker: ep.WorkerID(), ix: s.ix, c: &s.c, log: s.set.log,
+		onResync: s.set.onResync, tr: NewTranslator(s.set.blockSize),
+	}
+	if ep.Replay != "" {
+		st.replay = s.replayer(ep.Replay)
+	}
+	s.wg.Add(1)
+	go s.run(st)
+	return nil
+}
+
+// Close stops every endpoint's goroutine and waits for them. Events
+// already handed to the index stay there. Later calls return ErrClosed.
+func (s *Subscriber) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+// sleep waits d with ±20% jitter; false if the subscriber closed meanwhile.
+func (s *Subscriber) sleep(d time.Duration) bool {
+	d += time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (s *Subscriber) run(st *stream) {
+	defer s.wg.Done()
+	backoff := s.set.minBackoff
+	for s.ctx.Err() == nil {
+		sock := zmq4.NewSub(s.ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithDialerTimeout(s.set.dialTimeout), zmq4.WithLogger(s.zlog))
+		err := sock.SetOption(zmq4.OptionSubscribe, st.ep.Topic)
+		if err == nil {
+			err = sock.Dial(st.ep.Addr)
+		}
+		if err != nil {
+			sock.Close()
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.c.dialFailures.Add(1)
+			s.set.log.Debug("kvevents: connect failed", "endpoint", st.ep.Addr, "err", err, "retry_in", backoff)
+			if !s.sleep(backoff) {
+				return
+			}
+			backoff = min(2*backoff, s.set.maxBackoff)
+			continue
+		}
+		s.c.connects.Add(1)
+		s.set.log.Info("kvevents: connected", "endpoint", st.ep.Addr)
+		backoff = s.set.minBackoff
+		for {
+			msg, err := sock.Recv()
+			if err != nil {
+				break
+			}
+			f := msg.Frames
+			if len(f) != 3 || len(f[1]) != 8 {
+				s.c.malformed.Add(1)
+				continue
+			}
+			st.receive(binary.BigEndian.Uint64(f[1]), f[2])
+		}
+		sock.Close()
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.c.disconnects.Add(1)
+		s.set.log.Warn("kvevents: connection lost", "endpoint", st.ep.Addr, "retry_in", backoff)
+		if !s.sleep(backoff) {
+			return
+		}
+	}
+}
+
+// endOfReplay is the sequence number of the replay's end marker (-1).
+const endOfReplay = ^uint64(0)
+
+// replayer returns the replay client of one endpoint: a DEALER that sends
+// [empty, start seq] and reads [empty, seq, payload] replies until the end
+// marker (an empty payload).
+func (s *Subscriber) replayer(addr string) replayFunc {
+	return func(from uint64, each func(uint64, []byte) bool) error {
+		ctx, cancel := context.WithTimeout(s.ctx, s.set.replayTimeout)
+		defer cancel()
+		d := zmq4.NewDealer(ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithDialerTimeout(s.set.dialTimeout), zmq4.WithLogger(s.zlog))
+		defer d.Close()
+		if err := d.Dial(addr); err != nil {
+			return err
+		}
+		var req [8]byte
+		binary.BigEndian.PutUint64(req[:], from)
+		if err := d.SendMulti(zmq4.NewMsgFrom([]byte{}, req[:])); err != nil {
+			return err
+		}
+		for {
+			msg, err := d.Recv()
+			if err != nil {
+				return err
+			}
+			f := msg.Frames
+			if len(f) > 0 && len(f[0]) == 0 {
+				f = f[1:]
+			}
+			if len(f) != 2 || len(f[0]) != 8 {
+				s.c.malformed.Add(1)
+				return ErrMalformed
+			}
+			seq := binary.BigEndian.Uint64(f[0])
+			if seq == endOfReplay || len(f[1]) == 0 {
+				return nil
+			}
+			if !each(seq, f[1]) {
+				return nil
+			}
+		}
+	}
+}
