@@ -113,7 +113,7 @@ func TestStream_GapReplayed(t *testing.T) {
 	for seq := 0; seq < 10; seq++ {
 		f.deliver(r, seq)
 	}
-	f.deliver(r, 13) // 10..12 lost: the replay brings 10..29
+	f.deliver(r, 13)                 // 10..12 lost: the replay brings 10..29
 	for seq := 14; seq < 30; seq++ { // 13..29 are duplicates now
 		f.deliver(r, seq) // already applied from the replay
 	}
