@@ -1,0 +1,144 @@
+package flashprom
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/flash/kvevents"
+)
+
+// value returns the value of the metric name with exactly labels, and
+// whether it was there.
+func value(t *testing.T, fams []*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.GetCounter().GetValue(), true
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount()), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func TestCollector_ExportsTheIndexStats(t *testing.T) {
+	ix := flash.New(flash.WithWriters(2))
+	defer ix.Close()
+	sub := kvevents.New(ix, kvevents.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer sub.Close()
+	c := New(ix, WithSubscriber(sub), WithConstLabels(prometheus.Labels{"index": "test"}))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+
+	p := flashtest.Seqs(1, 10)
+	w1, w2 := flash.Worker{ID: 1}, flash.Worker{ID: 2, DPRank: 3}
+	for _, ev := range []flash.Event{
+		p.StoreEvent(w1, 0, 10, 0),
+		p.StoreEvent(w2, 0, 4, 0),
+		p.StoreEvent(w2, 6, 8, 0), // unknown parent: rejected
+		flash.RemovedEvent(w1, p.Hash(9, 0), 12345),
+		flash.ClearedEvent(flash.Worker{ID: 9}),
+	} {
+		if err := ix.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Flush()
+	var sc flash.Scores
+	for i := 0; i < 3; i++ {
+		c.FindMatches(flash.Query{Locals: p}, &sc)
+	}
+	if sc.Depth(w1) != 9 || sc.Depth(w2) != 4 {
+		t.Fatalf("query through the collector: %+v", sc.Matches)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := func(kv ...string) map[string]string {
+		m := map[string]string{"index": "test"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, want := range []struct {
+		name   string
+		labels map[string]string
+		v      float64
+	}{
+		{"flash_events_total", lb("kind", "stored", "outcome", "applied"), 2},
+		{"flash_events_total", lb("kind", "stored", "outcome", "rejected"), 1},
+		{"flash_events_total", lb("kind", "removed", "outcome", "applied"), 1},
+		{"flash_events_total", lb("kind", "cleared", "outcome", "applied"), 1},
+		{"flash_rejected_total", lb("reason", "unknown_parent"), 1},
+		{"flash_rejected_total", lb("reason", "hash_conflict"), 0},
+		{"flash_blocks_total", lb("op", "stored"), 14},
+		{"flash_blocks_total", lb("op", "removed"), 1},
+		{"flash_blocks_total", lb("op", "remove_unknown"), 1},
+		{"flash_queries_total", lb("unit", "queries"), 3},
+		{"flash_queries_total", lb("unit", "blocks"), 30},
+		{"flash_queue_depth", lb("writer", "0"), 0},
+		{"flash_queue_depth", lb("writer", "1"), 0},
+		{"flash_worker_blocks", lb("worker", "1", "dp_rank", "0"), 9},
+		{"flash_worker_blocks", lb("worker", "2", "dp_rank", "3"), 4},
+		{"flash_workers", lb(), 2},
+		{"flash_query_duration_seconds", lb(), 3},
+		{"flash_kvevents_connections_total", lb("event", "connect"), 0},
+		{"flash_kvevents_dropped_total", lb("reason", "malformed"), 0},
+		{"flash_kvevents_stream_total", lb("kind", "resync"), 0},
+		{"flash_kvevents_replay_total", lb("result", "ok"), 0},
+	} {
+		got, ok := value(t, fams, want.name, want.labels)
+		if !ok || got != want.v {
+			t.Errorf("%s%v = %v (present %v), want %v", want.name, want.labels, got, ok, want.v)
+		}
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// A query through the collector allocates nothing.
+func TestCollector_FindMatchesNoAllocs(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0))
+	p := flashtest.Seqs(1, 64)
+	if err := ix.Apply(p.StoreEvent(flash.Worker{ID: 1}, 0, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	c := New(ix)
+	var sc flash.Scores
+	q := flash.Query{Locals: p, Seqs: p.Seq()}
+	c.FindMatches(q, &sc)
+	if n := testing.AllocsPerRun(500, func() { c.FindMatches(q, &sc) }); n != 0 {
+		t.Fatalf("%v allocations per query", n)
+	}
+}
