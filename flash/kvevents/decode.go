@@ -86,9 +86,11 @@ func Decode(payload []byte, b *Batch) error {
 	if b.TS, err = r.float(); err != nil {
 		return err
 	}
-	ne, err := r.arrayLen()
-	if err != nil {
-		return err
+	ne := 0 // a nil list of events is read as an empty one
+	if !r.nil() {
+		if ne, err = r.arrayLen(); err != nil {
+			return err
+		}
 	}
 	if cap(b.Events) < ne {
 		b.Events = append(b.Events[:cap(b.Events)], make([]RawEvent, ne-cap(b.Events))...)

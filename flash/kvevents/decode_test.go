@@ -58,6 +58,10 @@ func TestDecode_AllKindsAndFields(t *testing.T) {
 	if e[5].Kind != flash.KindCleared || e[6].Kind != 0 || string(e[6].Tag) != "SomethingNew" {
 		t.Fatalf("events 5, 6: %+v %+v", e[5], e[6])
 	}
+	// A nil list of events is an empty one.
+	if err := Decode(kvtest.Encode(1, nil, 0, false), &b); err != nil || len(b.Events) != 0 {
+		t.Fatalf("nil events: %v, %d events", err, len(b.Events))
+	}
 	// The rank omitted, or nil.
 	for _, omit := range []bool{true, false} {
 		if err := Decode(kvtest.Encode(1, []any{kvtest.Cleared()}, nil, omit), &b); err != nil || b.HasDPRank {
@@ -81,7 +85,7 @@ func TestDecode_Malformed(t *testing.T) {
 	}
 	forged := [][]byte{
 		{0xdd, 0xff, 0xff, 0xff, 0xff},                // an array of 4G elements
-		{0x92, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xc0},    // events not an array
+		{0x92, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0x07},    // events not an array
 		{0x92, 0xa1, 'x', 0x90},                       // a string timestamp
 		{0x91, 0x01},                                  // one field
 		append(append([]byte{}, payload...), 0x00),    // trailing bytes
