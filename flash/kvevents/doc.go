@@ -1,0 +1,67 @@
+// Package kvevents feeds a flash index from inference engines' KV-cache
+// events, as vLLM and SGLang publish them over ZMQ. It lives in its own
+// module so that the index itself depends on no ZMQ, msgpack or Prometheus
+// code.
+//
+//	ix := flash.New(flash.WithBlockSize(16))
+//	sub := kvevents.New(ix)
+//	defer sub.Close()
+//	sub.Subscribe(kvevents.Endpoint{Addr: "tcp://10.0.0.7:5557", Replay: "tcp://10.0.0.7:5558"})
+//
+// # Wire format
+//
+// A publisher sends multipart messages [topic, sequence number (8 bytes,
+// big-endian), payload]; the payload is the msgpack array [timestamp,
+// [events…], data_parallel_rank]. Events are arrays tagged by their first
+// element: [BlockStored, block_hashes, parent_block_hash, token_ids,
+// block_size, lora_id, medium, lora_name, …], [BlockRemoved, block_hashes,
+// medium, …], [AllBlocksCleared]. Fields are read by position: trailing
+// fields may be missing (older engines) or more (newer ones: skipped). An
+// event with an unknown tag is skipped and counted. Block hashes may be
+// unsigned or signed 64-bit integers (taken as their 64 bits) or bytes (the
+// low 64 bits: the last 8 bytes, big-endian). The optional replay socket is
+// a ROUTER: a request [start seq] is answered with [seq, payload] for every
+// batch it still holds from there on, then [-1, empty].
+//
+// # Mapping to the index
+//
+//   - Worker: Endpoint.WorkerID (the endpoint's Worker, or a hash of its
+//     address) with the batch's data_parallel_rank, or Endpoint.DPRank when
+//     the batch has none. DPEndpoints lays out ranks that publish on
+//     consecutive ports, as vLLM does, under one worker ID.
+//   - BlockStored: engine hashes become external hashes; each block's local
+//     hash is computed from its block_size tokens of token_ids with the LoRA
+//     seed of lora_name (or of the decimal lora_id when only that is given),
+//     exactly as flash.TokenHasher hashes a query. A block_size other than
+//     the index's, or token_ids that are not block_size per block, drop the
+//     event (ErrBlockSize, ErrTokenCount; counted).
+//   - Medium: only events for GPU memory change the index: medium absent,
+//     nil or "GPU" (any case). Events for other media (CPU or disk tiers of
+//     an offloading connector) are skipped and counted: a router scores the
+//     prefix a worker can serve from GPU without a transfer.
+//
+// # Sequence numbers
+//
+// Each endpoint's sequence is followed on its own goroutine:
+//
+//   - the next number: applied;
+//   - a number ahead (batches lost): the replay socket is asked for the
+//     missing ones; if it has none, or no longer holds them, the endpoint's
+//     workers are cleared (ResyncGap): what the lost batches removed is
+//     unknown, and a router must not send requests to a worker for blocks
+//     it may have dropped. The workers fill again from later events.
+//   - a number at or below one already received live: the engine restarted
+//     (its cache is empty): its workers are cleared (ResyncRestart) and the
+//     new run is followed from 0, replaying its start if it was missed.
+//   - the first batch of a stream numbered above 0: the subscriber joined
+//     late; it replays from 0 when it can, else reports ResyncLateJoin.
+//
+// Every resync is counted, logged and passed to WithResyncHandler. A lost
+// connection is redialed with exponential backoff and jitter
+// (WithBackoff); the sequence check above catches whatever was missed in
+// between. Close stops every goroutine and returns once they are gone.
+//
+// Subpackage flashprom exports the index's and the subscriber's counters to
+// Prometheus; kvtest is a loopback stand-in engine for tests; cmd/flashroute
+// is a runnable router front end (/route, /metrics).
+package kvevents
