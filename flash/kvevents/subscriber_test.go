@@ -2,6 +2,8 @@ package kvevents
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -255,4 +257,53 @@ func TestSubscriber_Loopback(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// An engine that comes up after the subscriber: dials fail and back off
+// until it listens, then its events arrive.
+func TestSubscriber_EngineComesUpLate(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "tcp://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	ix := flash.New(flash.WithBlockSize(testBlock), flash.WithWriters(0))
+	sub := New(ix, WithBackoff(2*time.Millisecond, 20*time.Millisecond), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer sub.Close()
+	if err := sub.Subscribe(Endpoint{Addr: addr, Worker: 5}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "dials fail", func() string {
+		if sub.Stats().DialFailures < 3 {
+			return "fewer than 3 failed dials"
+		}
+		return ""
+	})
+	pub, err := kvtest.NewPublisher(kvtest.Options{Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	w := flash.Worker{ID: 5}
+	toks := tokensOf(3*testBlock, 1)
+	eventually(t, 10*time.Second, "the engine's events arrive", func() string {
+		if _, err := pub.Send(kvtest.Encode(0, []any{kvtest.Stored([]uint64{1, 2, 3}, nil, toks, testBlock)}, nil, true)); err != nil {
+			return err.Error()
+		}
+		if n := ix.BlockCount(w); n != 3 {
+			return fmt.Sprintf("worker holds %d blocks", n)
+		}
+		return ""
+	})
+	var q flash.Query
+	var sc flash.Scores
+	flash.NewTokenHasher(testBlock, "").Query(&q, toks)
+	ix.FindMatches(q, &sc)
+	if sc.Depth(w) != 3 {
+		t.Fatalf("depth %d, want 3", sc.Depth(w))
+	}
+	if st := sub.Stats(); st.Connects != 1 {
+		t.Fatalf("stats %+v", st)
+	}
 }

@@ -76,6 +76,9 @@ type Options struct {
 	Topic  string // topic frame of every message
 	Replay bool   // serve a ROUTER replay socket
 	Keep   int    // batches kept for replay (default 1000)
+	// Addr is the PUB endpoint to bind (default "tcp://127.0.0.1:0", a
+	// free port); the replay socket always takes a free port.
+	Addr string
 }
 
 var quiet = log.New(io.Discard, "", 0)
@@ -87,7 +90,11 @@ func NewPublisher(o Options) (*Publisher, error) {
 	if p.keep <= 0 {
 		p.keep = 1000
 	}
-	if err := p.bind("tcp://127.0.0.1:0", "tcp://127.0.0.1:0"); err != nil {
+	addr := o.Addr
+	if addr == "" {
+		addr = "tcp://127.0.0.1:0"
+	}
+	if err := p.bind(addr, "tcp://127.0.0.1:0"); err != nil {
 		return nil, err
 	}
 	return p, nil
