@@ -3,10 +3,10 @@ package kvevents
 import (
 	"errors"
 	"fmt"
-	"net"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"strings"
 	"sync"
