@@ -206,3 +206,34 @@ func TestDecode_NoAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per batch", n)
 	}
 }
+
+// BenchmarkDecodeTranslate: one batch of 4 Stored events of 32 blocks
+// (block size 16) and one Removed of 32: decoded and turned into flash
+// events. Reported per block.
+func BenchmarkDecodeTranslate(b *testing.B) {
+	var events []any
+	for e := 0; e < 4; e++ {
+		hashes := make([]uint64, 32)
+		for i := range hashes {
+			hashes[i] = uint64(e*1000+i) * 0x9E3779B97F4A7C15
+		}
+		events = append(events, kvtest.Stored(hashes, hashes[0]^1, tokensOf(32*16, uint32(e)), 16, nil, "GPU", nil))
+	}
+	events = append(events, kvtest.Removed(make([]uint64, 32), "GPU"))
+	payload := kvtest.Encode(1, events, 0, false)
+	var bt Batch
+	tr := NewTranslator(16)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Decode(payload, &bt); err != nil {
+			b.Fatal(err)
+		}
+		for i := range bt.Events {
+			if _, _, err := tr.Event(flash.Worker{ID: 1}, &bt.Events[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N)*160/b.Elapsed().Seconds(), "blocks/s")
+}
