@@ -7,6 +7,8 @@
 package replay
 
 import (
+	"cmp"
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -191,22 +193,43 @@ func Repeat(wl *sim.Workload, f Factory, offered float64, minTime time.Duration,
 
 // Sweep replays wl on fresh indexes at offered loads from start, growing by
 // step, until two loads in a row are not sustained or max is passed; each
-// load is measured for at least minTime. It returns every point and the
-// threshold: the highest sustained achieved load.
-func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, minTime time.Duration, o Options, progress func(Result)) (points []Result, threshold float64) {
+// load is measured for at least minTime. Then it bisects (geometrically)
+// refine times between the highest sustained load and the next one, so the
+// threshold is known to within step^(1/2^refine). It returns every point, in
+// order of offered load, and the threshold: the highest sustained achieved
+// load.
+func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, minTime time.Duration, refine int, o Options, progress func(Result)) (points []Result, threshold float64) {
 	misses := 0
-	for load := start; load <= maxLoad && misses < 2; load *= step {
+	lo, hi := 0.0, 0.0 // highest sustained offered load, the first one above it not sustained
+	measure := func(load float64) Result {
 		r := Repeat(wl, f, load, minTime, o)
 		points = append(points, r)
 		if progress != nil {
 			progress(r)
 		}
+		return r
+	}
+	for load := start; load <= maxLoad && misses < 2; load *= step {
+		r := measure(load)
 		if r.Keeps() {
 			threshold = max(threshold, r.Achieved)
-			misses = 0
+			lo, hi, misses = load, 0, 0
 		} else {
+			if hi == 0 {
+				hi = load
+			}
 			misses++
 		}
 	}
+	for i := 0; i < refine && lo > 0 && hi > 0; i++ {
+		mid := math.Sqrt(lo * hi)
+		if r := measure(mid); r.Keeps() {
+			threshold = max(threshold, r.Achieved)
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	slices.SortFunc(points, func(a, b Result) int { return cmp.Compare(a.Offered, b.Offered) })
 	return points, threshold
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/bench/sim"
@@ -57,8 +58,28 @@ func TestRun_AppliesEverything(t *testing.T) {
 // Past the threshold the achieved load stops following the offered one.
 func TestSweep_FindsThreshold(t *testing.T) {
 	wl := workload(t, 600)
-	pts, th := Sweep(wl, func() flash.Index { return model.New(flash.Config{MaxWorkers: 8}) }, 1e5, 4, 1e10, 0, Options{}, nil)
+	pts, th := Sweep(wl, func() flash.Index { return model.New(flash.Config{MaxWorkers: 8}) }, 1e5, 4, 1e10, 0, 2, Options{}, nil)
 	if th <= 0 || pts[len(pts)-1].Keeps() {
 		t.Fatalf("no threshold found: %v", pts)
+	}
+	// The bisection adds two points between the highest sustained load and
+	// the next one, and the points come back in order.
+	var lo, hi float64
+	for i, p := range pts {
+		if i > 0 && p.Offered <= pts[i-1].Offered {
+			t.Fatalf("points out of order: %v", pts)
+		}
+		if p.Keeps() {
+			lo = p.Offered
+		}
+	}
+	for _, p := range pts {
+		if p.Offered > lo && !p.Keeps() {
+			hi = p.Offered
+			break
+		}
+	}
+	if hi/lo > math.Pow(4, 0.25)*1.0001 {
+		t.Fatalf("threshold bracket %.0f..%.0f wider than 4^(1/4): %v", lo, hi, pts)
 	}
 }

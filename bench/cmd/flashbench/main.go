@@ -43,6 +43,7 @@ type options struct {
 	backends     string
 	readers      int
 	writers      int
+	refine       int
 	sweepStart   float64
 	sweepStep    float64
 	sweepMax     float64
@@ -72,6 +73,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.writers, "writers", 1, "writer goroutines of flash and of the concurrent radix tree")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
+	fs.IntVar(&o.refine, "refine", 2, "bisections between the highest sustained load and the next (the threshold to within step^(1/2^refine))")
 	fs.Float64Var(&o.sweepMax, "sweep-max", 2e9, "largest offered load, block-ops/s")
 	fs.DurationVar(&o.minTime, "min-time", 300*time.Millisecond, "measure each offered load for at least this long (the workload repeats on fresh indexes)")
 	fs.StringVar(&o.out, "out", filepath.Join("bench", "out"), "directory for plots")
@@ -282,7 +284,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 				return err
 			}
 			row := &Row{Backend: b, Workers: workers}
-			pts, th := replay.Sweep(wl, f, o.sweepStart, o.sweepStep, o.sweepMax, o.minTime, replay.Options{Readers: o.readers}, func(r replay.Result) {
+			pts, th := replay.Sweep(wl, f, o.sweepStart, o.sweepStep, o.sweepMax, o.minTime, o.refine, replay.Options{Readers: o.readers}, func(r replay.Result) {
 				pr.printf("%s, %d workers: offered %s → achieved %s block-ops/s", b, workers, plots.SI(r.Offered), plots.SI(r.Achieved))
 			})
 			for _, p := range pts {
