@@ -59,7 +59,10 @@
 // Every resync is counted, logged and passed to WithResyncHandler. A lost
 // connection is redialed with exponential backoff and jitter
 // (WithBackoff); the sequence check above catches whatever was missed in
-// between. Close stops every goroutine and returns once they are gone.
+// between. Unsubscribe stops one endpoint and takes its workers out of the
+// index (RemoveWorker with the last endpoint of a worker ID, else Cleared
+// for its ranks); Close stops every goroutine and returns once they are
+// gone.
 //
 // Subpackage flashprom exports the index's and the subscriber's counters to
 // Prometheus; kvtest is a loopback stand-in engine for tests; cmd/flashroute

@@ -26,6 +26,9 @@ var ErrClosed = errors.New("kvevents: subscriber closed")
 // ErrDuplicateEndpoint: the address is subscribed already.
 var ErrDuplicateEndpoint = errors.New("kvevents: endpoint subscribed already")
 
+// ErrUnknownEndpoint: the address is not subscribed.
+var ErrUnknownEndpoint = errors.New("kvevents: endpoint not subscribed")
+
 // Endpoint is one engine publisher (one DP rank's, when ranks publish on
 // port offsets).
 type Endpoint struct {
@@ -151,9 +154,16 @@ type Subscriber struct {
 	wg     sync.WaitGroup
 	zlog   *log.Logger
 
-	mu     sync.Mutex
-	addrs  map[string]bool
-	closed bool
+	mu      sync.Mutex
+	streams map[string]*follower
+	closed  bool
+}
+
+// follower is one subscribed endpoint's goroutine.
+type follower struct {
+	st     *stream
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // New returns a Subscriber that applies events to ix. Add endpoints with
@@ -181,7 +191,7 @@ func New(ix flash.Index, opts ...Option) *Subscriber {
 	return &Subscriber{
 		ix: ix, set: set, ctx: ctx, cancel: cancel,
 		zlog:  log.New(io.Discard, "", 0),
-		addrs: map[string]bool{},
+		streams: map[string]*follower{},
 	}
 }
 
@@ -199,19 +209,60 @@ func (s *Subscriber) Subscribe(ep Endpoint) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.addrs[ep.Addr] {
+	if s.streams[ep.Addr] != nil {
 		return ErrDuplicateEndpoint
 	}
-	s.addrs[ep.Addr] = true
+	ctx, cancel := context.WithCancel(s.ctx)
 	st := &stream{
 		ep: ep, worker: ep.WorkerID(), ix: s.ix, c: &s.c, log: s.set.log,
 		onResync: s.set.onResync, tr: NewTranslator(s.set.blockSize),
 	}
 	if ep.Replay != "" {
-		st.replay = s.replayer(ep.Replay)
+		st.replay = s.replayer(ctx, ep.Replay)
 	}
+	f := &follower{st: st, cancel: cancel, done: make(chan struct{})}
+	s.streams[ep.Addr] = f
 	s.wg.Add(1)
-	go s.run(st)
+	go func() {
+		defer s.wg.Done()
+		defer close(f.done)
+		s.run(ctx, st)
+	}()
+	return nil
+}
+
+// Unsubscribe stops following the endpoint at addr and waits for its
+// goroutine. Its workers then leave the index, after every event of theirs:
+// RemoveWorker of its worker ID when no other subscribed endpoint has that
+// ID (every DP rank goes and the slots are freed), else a Cleared event for
+// each DP rank it published.
+func (s *Subscriber) Unsubscribe(addr string) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	f := s.streams[addr]
+	if f == nil {
+		s.mu.Unlock()
+		return ErrUnknownEndpoint
+	}
+	delete(s.streams, addr)
+	shared := false
+	for _, o := range s.streams {
+		shared = shared || o.st.worker == f.st.worker
+	}
+	s.mu.Unlock()
+	f.cancel()
+	<-f.done
+	if !shared {
+		return s.ix.RemoveWorker(f.st.worker)
+	}
+	for _, r := range f.st.ranks {
+		if err := s.ix.Apply(flash.ClearedEvent(flash.Worker{ID: f.st.worker, DPRank: r})); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -230,36 +281,35 @@ func (s *Subscriber) Close() error {
 	return nil
 }
 
-// sleep waits d with ±20% jitter; false if the subscriber closed meanwhile.
-func (s *Subscriber) sleep(d time.Duration) bool {
+// sleep waits d with ±20% jitter; false if ctx ended meanwhile.
+func sleep(ctx context.Context, d time.Duration) bool {
 	d += time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-s.ctx.Done():
+	case <-ctx.Done():
 		return false
 	case <-t.C:
 		return true
 	}
 }
 
-func (s *Subscriber) run(st *stream) {
-	defer s.wg.Done()
+func (s *Subscriber) run(ctx context.Context, st *stream) {
 	backoff := s.set.minBackoff
-	for s.ctx.Err() == nil {
-		sock := zmq4.NewSub(s.ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithDialerTimeout(s.set.dialTimeout), zmq4.WithLogger(s.zlog))
+	for ctx.Err() == nil {
+		sock := zmq4.NewSub(ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithDialerTimeout(s.set.dialTimeout), zmq4.WithLogger(s.zlog))
 		err := sock.SetOption(zmq4.OptionSubscribe, st.ep.Topic)
 		if err == nil {
 			err = sock.Dial(st.ep.Addr)
 		}
 		if err != nil {
 			sock.Close()
-			if s.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			s.c.dialFailures.Add(1)
 			s.set.log.Debug("kvevents: connect failed", "endpoint", st.ep.Addr, "err", err, "retry_in", backoff)
-			if !s.sleep(backoff) {
+			if !sleep(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, s.set.maxBackoff)
@@ -281,12 +331,12 @@ func (s *Subscriber) run(st *stream) {
 			st.receive(binary.BigEndian.Uint64(f[1]), f[2])
 		}
 		sock.Close()
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		s.c.disconnects.Add(1)
 		s.set.log.Warn("kvevents: connection lost", "endpoint", st.ep.Addr, "retry_in", backoff)
-		if !s.sleep(backoff) {
+		if !sleep(ctx, backoff) {
 			return
 		}
 	}
@@ -298,9 +348,9 @@ const endOfReplay = ^uint64(0)
 // replayer returns the replay client of one endpoint: a DEALER that sends
 // [empty, start seq] and reads [empty, seq, payload] replies until the end
 // marker (an empty payload).
-func (s *Subscriber) replayer(addr string) replayFunc {
+func (s *Subscriber) replayer(stop context.Context, addr string) replayFunc {
 	return func(from uint64, each func(uint64, []byte) bool) error {
-		ctx, cancel := context.WithTimeout(s.ctx, s.set.replayTimeout)
+		ctx, cancel := context.WithTimeout(stop, s.set.replayTimeout)
 		defer cancel()
 		d := zmq4.NewDealer(ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithDialerTimeout(s.set.dialTimeout), zmq4.WithLogger(s.zlog))
 		defer d.Close()

@@ -307,3 +307,73 @@ func TestSubscriber_EngineComesUpLate(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// Unsubscribe stops one endpoint: its ranks are cleared while another
+// endpoint shares its worker ID, and the worker is removed with the last.
+func TestSubscriber_Unsubscribe(t *testing.T) {
+	ix := flash.New(flash.WithBlockSize(testBlock), flash.WithWriters(2))
+	defer ix.Close()
+	sub := New(ix, WithBackoff(2*time.Millisecond, 20*time.Millisecond), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer sub.Close()
+	type src struct {
+		pub   *kvtest.Publisher
+		ep    Endpoint
+		ranks []any // the rank each batch carries (nil: none)
+		ws    []flash.Worker
+	}
+	mk := func(ep Endpoint, ranks []any, ws ...flash.Worker) *src {
+		pub, err := kvtest.NewPublisher(kvtest.Options{Replay: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pub.Close)
+		ep.Addr, ep.Replay = pub.Addr(), pub.ReplayAddr()
+		if err := sub.Subscribe(ep); err != nil {
+			t.Fatal(err)
+		}
+		return &src{pub: pub, ep: ep, ranks: ranks, ws: ws}
+	}
+	a := mk(Endpoint{Worker: 7}, []any{0, 1}, flash.Worker{ID: 7}, flash.Worker{ID: 7, DPRank: 1})
+	b := mk(Endpoint{Worker: 7, DPRank: 2}, []any{nil}, flash.Worker{ID: 7, DPRank: 2})
+	c := mk(Endpoint{Worker: 9}, []any{nil}, flash.Worker{ID: 9})
+	toks := tokensOf(3*testBlock, 5)
+	send := func(s *src) {
+		for _, r := range s.ranks {
+			if _, err := s.pub.Send(kvtest.Encode(0, []any{kvtest.Stored([]uint64{1, 2, 3}, nil, toks, testBlock)}, r, r == nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	holds := func(want map[flash.Worker]int) {
+		t.Helper()
+		eventually(t, 10*time.Second, "workers hold", func() string {
+			for _, s := range []*src{a, b, c} {
+				send(s) // duplicates: they change nothing once applied
+			}
+			ix.Flush()
+			got := map[flash.Worker]int{}
+			ix.WorkerBlocks(func(w flash.Worker, n int) { got[w] = n })
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Sprintf("%v, want %v", got, want)
+			}
+			return ""
+		})
+	}
+	holds(map[flash.Worker]int{a.ws[0]: 3, a.ws[1]: 3, b.ws[0]: 3, c.ws[0]: 3})
+	if err := sub.Unsubscribe(a.ep.Addr); err != nil {
+		t.Fatal(err)
+	}
+	// A's ranks are cleared (B still publishes for worker 7), and A's
+	// later batches are not followed.
+	holds(map[flash.Worker]int{a.ws[0]: 0, a.ws[1]: 0, b.ws[0]: 3, c.ws[0]: 3})
+	if err := sub.Unsubscribe(b.ep.Addr); err != nil {
+		t.Fatal(err)
+	}
+	holds(map[flash.Worker]int{c.ws[0]: 3})
+	if err := sub.Unsubscribe(a.ep.Addr); !errors.Is(err, ErrUnknownEndpoint) {
+		t.Fatalf("second Unsubscribe: %v", err)
+	}
+	if s := ix.Stats(); s.WorkersRemoved != 1 {
+		t.Fatalf("WorkersRemoved %d, want 1", s.WorkersRemoved)
+	}
+}
