@@ -190,7 +190,7 @@ func New(ix flash.Index, opts ...Option) *Subscriber {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Subscriber{
 		ix: ix, set: set, ctx: ctx, cancel: cancel,
-		zlog:  log.New(io.Discard, "", 0),
+		zlog:    log.New(io.Discard, "", 0),
 		streams: map[string]*follower{},
 	}
 }
