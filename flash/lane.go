@@ -55,8 +55,9 @@ type item struct {
 }
 
 type pendingBlock struct {
-	seq SeqHash
-	dup bool
+	seq  SeqHash
+	node uint32 // the worker's node of a duplicate
+	dup  bool
 }
 
 func newLane(ix *Indexer, id, queue int) *lane {

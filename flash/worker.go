@@ -156,7 +156,7 @@ func (ln *lane) store(ev *Event) error {
 				if int(n.pos) != pos+i || n.seq != seq {
 					return ErrHashConflict
 				}
-				pending[i].dup = true
+				pending[i].dup, pending[i].node = true, ni
 			}
 		}
 		// The same engine id twice in one batch would sit at two positions.
@@ -185,8 +185,7 @@ func (ln *lane) store(ev *Event) error {
 	for i, b := range ev.Blocks {
 		p := &pending[i]
 		if p.dup {
-			ni, _ := ws.ext.get(uint64(b.Hash))
-			parent = ni + 1
+			parent = p.node + 1
 			continue
 		}
 		stored++
