@@ -3,6 +3,7 @@ package kvevents
 import (
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	"github.com/flashindexer/flashindexer/flash"
 )
@@ -68,6 +69,11 @@ type stream struct {
 	next    uint64   // the sequence number expected next
 	lastSub uint64   // the last sequence number received live
 	ranks   []uint32 // DP ranks seen, sorted
+
+	// For EndpointStates, read by other goroutines.
+	connected atomic.Bool
+	seen      atomic.Uint64 // next, once a batch was received
+	live      atomic.Bool   // a batch was received
 }
 
 // receive handles a live batch.
@@ -95,9 +101,11 @@ func (s *stream) receive(seq uint64, payload []byte) {
 	s.lastSub = seq
 	if seq < s.next {
 		s.c.duplicates.Add(1)
-		return
+	} else {
+		s.apply(seq, payload)
 	}
-	s.apply(seq, payload)
+	s.seen.Store(s.next)
+	s.live.Store(true)
 }
 
 // recover fills in the batches from s.next up to (not including) upto from

@@ -9,8 +9,11 @@ import (
 	"log"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,20 +89,8 @@ func offsetPort(addr string, by int) (string, error) {
 	if err != nil || p+by > 65535 {
 		return "", fmt.Errorf("kvevents: bad port in %q", addr)
 	}
-	u.Host = u.Hostname() + ":" + strconv.Itoa(p+by)
-	if ip := u.Hostname(); len(ip) > 0 && ip[0] != '[' && containsColon(ip) {
-		u.Host = "[" + ip + "]:" + strconv.Itoa(p+by)
-	}
+	u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(p+by))
 	return u.String(), nil
-}
-
-func containsColon(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ':' {
-			return true
-		}
-	}
-	return false
 }
 
 type settings struct {
@@ -266,6 +257,28 @@ func (s *Subscriber) Unsubscribe(addr string) error {
 	return nil
 }
 
+// EndpointState is one subscribed endpoint as it stands.
+type EndpointState struct {
+	Addr      string
+	Worker    uint64
+	Connected bool
+	// NextSeq is the sequence number expected next; valid when Received.
+	NextSeq  uint64
+	Received bool
+}
+
+// Endpoints returns the state of every subscribed endpoint, by address.
+func (s *Subscriber) Endpoints() []EndpointState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]EndpointState, 0, len(s.streams))
+	for addr, f := range s.streams {
+		out = append(out, EndpointState{Addr: addr, Worker: f.st.worker, Connected: f.st.connected.Load(), NextSeq: f.st.seen.Load(), Received: f.st.live.Load()})
+	}
+	slices.SortFunc(out, func(a, b EndpointState) int { return strings.Compare(a.Addr, b.Addr) })
+	return out
+}
+
 // Close stops every endpoint's goroutine and waits for them. Events
 // already handed to the index stay there. Later calls return ErrClosed.
 func (s *Subscriber) Close() error {
@@ -316,6 +329,7 @@ func (s *Subscriber) run(ctx context.Context, st *stream) {
 			continue
 		}
 		s.c.connects.Add(1)
+		st.connected.Store(true)
 		s.set.log.Info("kvevents: connected", "endpoint", st.ep.Addr)
 		backoff = s.set.minBackoff
 		for {
@@ -331,6 +345,7 @@ func (s *Subscriber) run(ctx context.Context, st *stream) {
 			st.receive(binary.BigEndian.Uint64(f[1]), f[2])
 		}
 		sock.Close()
+		st.connected.Store(false)
 		if ctx.Err() != nil {
 			return
 		}

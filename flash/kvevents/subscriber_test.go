@@ -377,3 +377,55 @@ func TestSubscriber_Unsubscribe(t *testing.T) {
 		t.Fatalf("WorkersRemoved %d, want 1", s.WorkersRemoved)
 	}
 }
+
+func TestDPEndpoints(t *testing.T) {
+	eps, err := DPEndpoints(Endpoint{Addr: "tcp://[fd00::7]:5557", Replay: "tcp://10.0.0.7:6000", Topic: "kv", DPRank: 4}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := Endpoint{Addr: "tcp://[fd00::7]:5557"}.WorkerID()
+	want := []Endpoint{
+		{Addr: "tcp://[fd00::7]:5557", Replay: "tcp://10.0.0.7:6000", Topic: "kv", Worker: id, DPRank: 4},
+		{Addr: "tcp://[fd00::7]:5558", Replay: "tcp://10.0.0.7:6001", Topic: "kv", Worker: id, DPRank: 5},
+	}
+	if fmt.Sprint(eps) != fmt.Sprint(want) {
+		t.Fatalf("%+v, want %+v", eps, want)
+	}
+	for _, bad := range []string{"ipc:///tmp/x", "tcp://host", "tcp://host:65535", "::"} {
+		if _, err := DPEndpoints(Endpoint{Addr: bad}, 2); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// Endpoints reports each endpoint's connection and sequence.
+func TestSubscriber_Endpoints(t *testing.T) {
+	ix := flash.New(flash.WithBlockSize(testBlock), flash.WithWriters(0))
+	sub := New(ix, WithBackoff(2*time.Millisecond, 20*time.Millisecond), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer sub.Close()
+	pub, err := kvtest.NewPublisher(kvtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if err := sub.Subscribe(Endpoint{Addr: pub.Addr(), Worker: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Subscribe(Endpoint{Addr: "tcp://127.0.0.1:1"}); err != nil { // nothing listens
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "a batch arrives", func() string {
+		if _, err := pub.Send(kvtest.Encode(0, []any{}, nil, true)); err != nil {
+			return err.Error()
+		}
+		if es := sub.Endpoints(); !es[1].Received {
+			return fmt.Sprintf("%+v", es)
+		}
+		return ""
+	})
+	es := sub.Endpoints()
+	if len(es) != 2 || es[0].Addr != "tcp://127.0.0.1:1" || es[0].Connected || es[0].Received ||
+		es[1].Worker != 4 || !es[1].Connected || es[1].NextSeq == 0 {
+		t.Fatalf("%+v", es)
+	}
+}

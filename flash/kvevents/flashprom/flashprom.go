@@ -33,6 +33,7 @@ type Collector struct {
 	queue, workerBlocks, workers           *prometheus.Desc
 	subConn, subBatches, subEvents         *prometheus.Desc
 	subDropped, subStream, subReplayed     *prometheus.Desc
+	epUp, epSeq                            *prometheus.Desc
 }
 
 type settings struct {
@@ -91,6 +92,8 @@ func New(ix flash.Index, opts ...Option) *Collector {
 		subDropped:   d("kvevents_dropped_total", "Input the subscriber dropped, by reason: malformed (whole batches), bad_event (token count or block size), unknown_event, other_medium, apply_error.", "reason"),
 		subStream:    d("kvevents_stream_total", "Stream anomalies: gap, restart, late_join, duplicate, resync (workers cleared after an unrecovered loss).", "kind"),
 		subReplayed:  d("kvevents_replay_total", "Replay requests that recovered (ok) or did not (failed), and batches replayed.", "result"),
+		epUp:         d("kvevents_endpoint_up", "1 while the endpoint's connection is up.", "endpoint"),
+		epSeq:        d("kvevents_endpoint_next_seq", "The sequence number each endpoint is expected to send next (once it has sent one).", "endpoint"),
 	}
 }
 
@@ -112,7 +115,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	c.latency.Describe(ch)
 	if c.sub != nil {
-		for _, d := range []*prometheus.Desc{c.subConn, c.subBatches, c.subEvents, c.subDropped, c.subStream, c.subReplayed} {
+		for _, d := range []*prometheus.Desc{c.subConn, c.subBatches, c.subEvents, c.subDropped, c.subStream, c.subReplayed, c.epUp, c.epSeq} {
 			ch <- d
 		}
 	}
@@ -186,4 +189,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.subReplayed, u.Replays, "ok")
 	counter(ch, c.subReplayed, u.ReplayFailures, "failed")
 	counter(ch, c.subReplayed, u.ReplayedBatches, "batches")
+	for _, e := range c.sub.Endpoints() {
+		up := 0.0
+		if e.Connected {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.epUp, prometheus.GaugeValue, up, e.Addr)
+		if e.Received {
+			ch <- prometheus.MustNewConstMetric(c.epSeq, prometheus.GaugeValue, float64(e.NextSeq), e.Addr)
+		}
+	}
 }

@@ -50,6 +50,9 @@ func TestCollector_ExportsTheIndexStats(t *testing.T) {
 	defer ix.Close()
 	sub := kvevents.New(ix, kvevents.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer sub.Close()
+	if err := sub.Subscribe(kvevents.Endpoint{Addr: "tcp://127.0.0.1:1"}); err != nil { // nothing listens there
+		t.Fatal(err)
+	}
 	c := New(ix, WithSubscriber(sub), WithConstLabels(prometheus.Labels{"index": "test"}))
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
@@ -112,6 +115,7 @@ func TestCollector_ExportsTheIndexStats(t *testing.T) {
 		{"flash_kvevents_dropped_total", lb("reason", "malformed"), 0},
 		{"flash_kvevents_stream_total", lb("kind", "resync"), 0},
 		{"flash_kvevents_replay_total", lb("result", "ok"), 0},
+		{"flash_kvevents_endpoint_up", lb("endpoint", "tcp://127.0.0.1:1"), 0},
 	} {
 		got, ok := value(t, fams, want.name, want.labels)
 		if !ok || got != want.v {

@@ -90,6 +90,8 @@ func TestServer_Demo(t *testing.T) {
 		`flash_query_duration_seconds_count`,
 		`flash_worker_blocks{dp_rank="`,
 		`flash_queue_depth{writer="0"}`,
+		`flash_kvevents_endpoint_up{endpoint="tcp://127.0.0.1:`,
+		`flash_kvevents_endpoint_next_seq{endpoint="tcp://127.0.0.1:`,
 		`flash_kvevents_dropped_total{reason="bad_event"} 0`,
 		`flash_kvevents_dropped_total{reason="malformed"} 0`,
 		`flash_rejected_total{reason="unknown_parent"} 0`,
