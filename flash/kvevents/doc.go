@@ -42,19 +42,31 @@
 //
 // # Sequence numbers
 //
-// Each endpoint's sequence is followed on its own goroutine:
+// Each endpoint's sequence is followed on its own goroutine. On the first
+// connection, before any live batch, the replay socket (when there is one)
+// is asked for everything it holds, so that a router started next to an
+// idle engine learns its cache at once. Then, for each live batch:
 //
 //   - the next number: applied;
 //   - a number ahead (batches lost): the replay socket is asked for the
-//     missing ones; if it has none, or no longer holds them, the endpoint's
-//     workers are cleared (ResyncGap): what the lost batches removed is
-//     unknown, and a router must not send requests to a worker for blocks
-//     it may have dropped. The workers fill again from later events.
+//     missing ones; what it no longer holds is lost: the endpoint's workers
+//     are cleared (ResyncGap), since what the lost batches removed is
+//     unknown and a router must not send requests to a worker for blocks it
+//     may have dropped; the batches the replay still holds then apply from
+//     where they start, and the workers fill again;
 //   - a number at or below one already received live: the engine restarted
 //     (its cache is empty): its workers are cleared (ResyncRestart) and the
-//     new run is followed from 0, replaying its start if it was missed.
-//   - the first batch of a stream numbered above 0: the subscriber joined
-//     late; it replays from 0 when it can, else reports ResyncLateJoin.
+//     new run is followed from 0, replaying its start if it was missed;
+//   - a number below the next but above the last one received live: a
+//     duplicate of a batch the replay delivered, skipped;
+//   - the first batch of a stream numbered above 0 (no history was had):
+//     the subscriber joined late; it replays from 0 as far as it can and
+//     reports what it could not get (ResyncLateJoin).
+//
+// History that does not reach back to what is missing is still applied:
+// blocks it stores are held, and events that refer to blocks from before it
+// are rejected (unknown parent) or skipped (unknown remove), so the index
+// then holds a subset of the engine's cache, never a block it lacks.
 //
 // Every resync is counted, logged and passed to WithResyncHandler. A lost
 // connection is redialed with exponential backoff and jitter

@@ -1,6 +1,7 @@
 package kvevents
 
 import (
+	"errors"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -63,12 +64,13 @@ type stream struct {
 	onResync func(Resync)
 	replay   replayFunc // nil: the endpoint offers no replay
 
-	tr      *Translator
-	batch   Batch
-	started bool
-	next    uint64   // the sequence number expected next
-	lastSub uint64   // the last sequence number received live
-	ranks   []uint32 // DP ranks seen, sorted
+	tr       *Translator
+	batch    Batch
+	started  bool
+	next     uint64   // the sequence number expected next
+	lastSub  uint64   // the last sequence number received live
+	haveLive bool     // a batch was received live
+	ranks    []uint32 // DP ranks seen, sorted
 
 	// For EndpointStates, read by other goroutines.
 	connected atomic.Bool
@@ -85,7 +87,7 @@ func (s *stream) receive(seq uint64, payload []byte) {
 			s.c.lateJoins.Add(1)
 			s.recover(seq, ResyncLateJoin)
 		}
-	case seq <= s.lastSub:
+	case s.haveLive && seq <= s.lastSub:
 		s.c.restarts.Add(1)
 		s.log.Warn("kvevents: engine restarted", "endpoint", s.ep.Addr, "seq", seq, "last", s.lastSub)
 		s.resync(ResyncRestart, s.next, s.next)
@@ -98,41 +100,100 @@ func (s *stream) receive(seq uint64, payload []byte) {
 		s.c.gaps.Add(1)
 		s.recover(seq, ResyncGap)
 	}
-	s.lastSub = seq
+	s.lastSub, s.haveLive = seq, true
 	if seq < s.next {
-		s.c.duplicates.Add(1)
+		s.c.duplicates.Add(1) // applied already, from the replay socket
 	} else {
 		s.apply(seq, payload)
 	}
+	s.publish()
+}
+
+// publish makes the sequence visible to Endpoints.
+func (s *stream) publish() {
 	s.seen.Store(s.next)
 	s.live.Store(true)
 }
 
+// catchUp runs once the first connection is up, before any batch: it
+// applies what the replay socket holds, so that a subscriber started next
+// to an idle engine learns its cache at once. History that does not reach
+// back to 0 is applied from where it starts and reported (ResyncLateJoin):
+// blocks stored before it stay unknown, and events that refer to them are
+// rejected or skipped, so the index holds a subset of the cache, never more.
+func (s *stream) catchUp() {
+	if s.started || s.replay == nil {
+		return
+	}
+	if err := s.fill(0, ResyncLateJoin); err != nil {
+		s.log.Debug("kvevents: no history from the replay socket", "endpoint", s.ep.Addr, "err", err)
+		return // the first live batch tells where the stream is
+	}
+	s.started = true
+	if s.next > 0 {
+		s.publish()
+	}
+}
+
 // recover fills in the batches from s.next up to (not including) upto from
-// the replay socket; failing that, it clears the stream's workers.
+// the replay socket. What it cannot get is lost: the stream's workers are
+// cleared and the loss reported (see ResyncReason).
 func (s *stream) recover(upto uint64, reason ResyncReason) {
 	from := s.next
 	if s.replay != nil {
-		err := s.replay(from, func(seq uint64, payload []byte) bool {
-			switch {
-			case seq < s.next:
-				return true
-			case seq > s.next:
-				return false // the replay no longer holds s.next
-			}
-			s.apply(seq, payload)
-			s.c.replayed.Add(1)
-			return true
-		})
-		if s.next >= upto {
-			s.c.replays.Add(1)
+		err := s.fill(upto, reason)
+		if s.next >= upto && err == nil {
 			return
 		}
-		s.c.replayFail.Add(1)
 		s.log.Warn("kvevents: replay incomplete", "endpoint", s.ep.Addr, "from", from, "reached", s.next, "want", upto, "err", err)
 	}
-	s.resync(reason, s.next, upto)
-	s.next = upto
+	if s.next < upto {
+		s.resync(reason, s.next, upto)
+		s.next = upto
+	}
+}
+
+// errReplayShort: the replay did not reach the sequence number it was for.
+var errReplayShort = errors.New("kvevents: replay ended short")
+
+// fill applies the replay socket's batches from s.next on, in order. When
+// the replay starts past s.next (it no longer holds the first ones), those
+// are lost: the workers are cleared and the loss reported, and the replayed
+// batches apply from where they start (what they store is held; what they
+// refer to from before is rejected). A hole after the start ends it. It
+// returns nil when it got every batch up to at least upto without a loss.
+func (s *stream) fill(upto uint64, reason ResyncReason) error {
+	lost, applied := false, 0
+	err := s.replay(s.next, func(seq uint64, payload []byte) bool {
+		switch {
+		case seq < s.next:
+			return true
+		case seq > s.next:
+			if applied > 0 || lost {
+				return false // a hole inside the replay
+			}
+			lost = true
+			s.resync(reason, s.next, seq)
+			s.next = seq
+		}
+		s.apply(seq, payload)
+		s.c.replayed.Add(1)
+		applied++
+		return true
+	})
+	switch {
+	case err != nil:
+	case lost:
+		err = errReplayShort
+	case s.next < upto:
+		err = errReplayShort
+	}
+	if err != nil {
+		s.c.replayFail.Add(1)
+		return err
+	}
+	s.c.replays.Add(1)
+	return nil
 }
 
 // resync clears every DP rank of the stream seen so far and reports it.

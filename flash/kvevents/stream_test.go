@@ -152,13 +152,57 @@ func TestStream_GapWithoutReplayClears(t *testing.T) {
 	}
 }
 
+// A replay that no longer reaches back to the first lost batch: the
+// workers are cleared (what the lost batch did is unknown) and the batches
+// it still holds apply from there.
 func TestStream_ReplayTooShortClears(t *testing.T) {
 	f, r, from := setup(t, true, 30)
 	*from = 11 // the engine no longer holds batch 10
-	f.loseBatches10to12(r)
+	for seq := 0; seq < 30; seq++ {
+		if seq < 10 || seq >= 13 {
+			f.deliver(r, seq)
+		}
+	}
+	f.expect(r, 0, 10)
+	f.expectClear()
+	f.expect(r, 11, 30)
 	f.check("after a replay that came back short")
-	if st := f.c.snapshot(); st.ReplayFailures != 1 || st.Resyncs != 1 || st.ReplayedBatches != 0 {
+	if st := f.c.snapshot(); st.ReplayFailures != 1 || st.Resyncs != 1 || st.ReplayedBatches != 19 || st.Duplicates != 17 {
 		t.Fatalf("stats %+v", st)
+	}
+	if len(f.resync) != 1 || f.resync[0].Reason != ResyncGap || f.resync[0].From != 10 || f.resync[0].To != 11 {
+		t.Fatalf("resyncs %+v", f.resync)
+	}
+}
+
+// On its first connection the subscriber takes what the replay socket
+// holds, before any live batch: all of it from 0, or from where it starts.
+func TestStream_CatchUp(t *testing.T) {
+	f, r, _ := setup(t, true, 20)
+	f.s.catchUp()
+	f.expect(r, 0, 20)
+	f.check("caught up from 0")
+	for seq := 15; seq < 20; seq++ {
+		f.deliver(r, seq) // live batches that were replayed already
+	}
+	f.check("after duplicates")
+	if st := f.c.snapshot(); st.Replays != 1 || st.ReplayedBatches != 20 || st.Duplicates != 5 || st.Restarts != 0 || st.Resyncs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	f, r, from := setup(t, true, 20)
+	*from = 8 // history from batch 8 on
+	f.s.catchUp()
+	f.expect(r, 8, 20)
+	f.check("caught up from 8")
+	if len(f.resync) != 1 || f.resync[0].Reason != ResyncLateJoin || f.resync[0].From != 0 || f.resync[0].To != 8 {
+		t.Fatalf("resyncs %+v", f.resync)
+	}
+	// No replay socket to ask: nothing happens until a live batch.
+	f, _, _ = setup(t, false, 5)
+	f.s.catchUp()
+	if f.s.started || f.c.snapshot() != (Stats{}) {
+		t.Fatalf("catch-up without replay: started %v, %+v", f.s.started, f.c.snapshot())
 	}
 }
 

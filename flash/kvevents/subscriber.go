@@ -330,6 +330,7 @@ func (s *Subscriber) run(ctx context.Context, st *stream) {
 		}
 		s.c.connects.Add(1)
 		st.connected.Store(true)
+		st.catchUp()
 		s.set.log.Info("kvevents: connected", "endpoint", st.ep.Addr)
 		backoff = s.set.minBackoff
 		for {

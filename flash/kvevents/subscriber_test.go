@@ -429,3 +429,41 @@ func TestSubscriber_Endpoints(t *testing.T) {
 		t.Fatalf("%+v", es)
 	}
 }
+
+// A subscriber started next to an idle engine learns its cache from the
+// replay socket, without waiting for the engine's next batch.
+func TestSubscriber_CatchUpFromIdleEngine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	wl := newWorkload(rng, 20)
+	m := newModel()
+	s := newSource(t, wl, true, Endpoint{Worker: 11}, 2, 40, func(r int) (any, bool) { return r, false })
+	for k := 0; k < 30; k++ { // published before anyone listens
+		payload, _, want := s.batch()
+		if _, err := s.pub.Send(payload); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range want {
+			_ = m.Apply(ev)
+		}
+	}
+	ix := flash.New(flash.WithBlockSize(testBlock), flash.WithWriters(1))
+	defer ix.Close()
+	sub := New(ix, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer sub.Close()
+	if err := sub.Subscribe(s.ep); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "caught up", func() string {
+		ix.Flush()
+		return compare(ix, m, wl, s.workers)
+	})
+	if matched(m, wl) == 0 {
+		t.Fatal("no prompt matches: the comparison shows nothing")
+	}
+	if st := sub.Stats(); st.Replays != 1 || st.ReplayedBatches != 30 || st.LateJoins != 0 || st.Resyncs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if es := sub.Endpoints(); len(es) != 1 || !es[0].Received || es[0].NextSeq != 30 {
+		t.Fatalf("endpoints %+v", es)
+	}
+}
