@@ -169,6 +169,8 @@ func TestArena_ReadersAcrossReuse(t *testing.T) {
 	var stop atomic.Bool
 	var writers, readers sync.WaitGroup
 	var mu sync.Mutex // writers serialize slot writes per table entry, as flash does per shard
+	var checked, stale atomic.Int64
+	var reads atomic.Int64 // reader passes over the table
 	writes := 20_000
 	if testing.Short() || raceEnabled {
 		writes = 3_000
@@ -193,13 +195,17 @@ func TestArena_ReadersAcrossReuse(t *testing.T) {
 					al.Free(old)
 				}
 				mu.Unlock()
-				if i%64 == 0 {
-					runtime.Gosched() // let readers interleave on few cores
+				if i%256 == 255 {
+					// Wait for the readers to make progress, so that their
+					// reads interleave with the writes however few cores
+					// the scheduler gives them.
+					for seen := reads.Load(); reads.Load() == seen; {
+						runtime.Gosched()
+					}
 				}
 			}
 		}()
 	}
-	var checked, stale atomic.Int64
 	for rd := 0; rd < 2; rd++ {
 		readers.Add(1)
 		go func() {
@@ -226,6 +232,7 @@ func TestArena_ReadersAcrossReuse(t *testing.T) {
 					}
 					checked.Add(1)
 				}
+				reads.Add(1)
 			}
 		}()
 	}
