@@ -83,9 +83,10 @@ func (f *streamFixture) expect(r *run, from, to int) {
 }
 
 // loseBatches10to12 delivers batches 0..9 and 13..29 of r, and tells the
-// model that the workers are cleared after batch 9 (the loss is not
-// recoverable).
-func (f *streamFixture) loseBatches10to12(r *run) {
+// model that the workers are cleared after batch 9 and that the batches from
+// resume on apply (13 without a replay; earlier when the replay still holds
+// some).
+func (f *streamFixture) loseBatches10to12(r *run, resume int) {
 	for seq := 0; seq < 30; seq++ {
 		if seq < 10 || seq >= 13 {
 			f.deliver(r, seq)
@@ -93,7 +94,7 @@ func (f *streamFixture) loseBatches10to12(r *run) {
 	}
 	f.expect(r, 0, 10)
 	f.expectClear()
-	f.expect(r, 13, 30)
+	f.expect(r, resume, 30)
 }
 
 func (f *streamFixture) expectClear() {
@@ -141,7 +142,7 @@ func TestStream_GapReplayed(t *testing.T) {
 
 func TestStream_GapWithoutReplayClears(t *testing.T) {
 	f, r, _ := setup(t, false, 30)
-	f.loseBatches10to12(r)
+	f.loseBatches10to12(r, 13)
 	f.check("after an unrecovered gap")
 	st := f.c.snapshot()
 	if st.Gaps != 1 || st.Resyncs != 1 || st.Replays != 0 || st.Batches != 27 {
@@ -158,14 +159,7 @@ func TestStream_GapWithoutReplayClears(t *testing.T) {
 func TestStream_ReplayTooShortClears(t *testing.T) {
 	f, r, from := setup(t, true, 30)
 	*from = 11 // the engine no longer holds batch 10
-	for seq := 0; seq < 30; seq++ {
-		if seq < 10 || seq >= 13 {
-			f.deliver(r, seq)
-		}
-	}
-	f.expect(r, 0, 10)
-	f.expectClear()
-	f.expect(r, 11, 30)
+	f.loseBatches10to12(r, 11)
 	f.check("after a replay that came back short")
 	if st := f.c.snapshot(); st.ReplayFailures != 1 || st.Resyncs != 1 || st.ReplayedBatches != 19 || st.Duplicates != 17 {
 		t.Fatalf("stats %+v", st)
