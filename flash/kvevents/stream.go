@@ -49,6 +49,9 @@ type Resync struct {
 	Cleared []flash.Worker
 }
 
+// maxRanks bounds the DP ranks remembered per endpoint (for clearing).
+const maxRanks = 1 << 16
+
 // replayFunc asks an endpoint's replay socket for every batch from seq from
 // on and calls each in order until it returns false or the replay ends.
 type replayFunc func(from uint64, each func(seq uint64, payload []byte) bool) error
@@ -229,7 +232,9 @@ func (s *stream) apply(seq uint64, payload []byte) {
 	if s.batch.HasDPRank {
 		rank = s.batch.DPRank
 	}
-	if i, found := slices.BinarySearch(s.ranks, rank); !found {
+	// A hostile or broken publisher could name any number of ranks; the
+	// index bounds its workers, and this list is bounded too.
+	if i, found := slices.BinarySearch(s.ranks, rank); !found && len(s.ranks) < maxRanks {
 		s.ranks = slices.Insert(s.ranks, i, rank)
 	}
 	w := flash.Worker{ID: s.worker, DPRank: rank}
