@@ -271,7 +271,6 @@ func (ln *lane) apply(ev *Event) error {
 		if ws := ln.workers[ev.Worker]; ws != nil {
 			ln.clear(ws)
 		}
-		ln.counters.Add(CounterClears, 1)
 	default:
 		err = ErrBadKind
 	}

@@ -9,13 +9,13 @@ import (
 type Counter uint8
 
 const (
-	CounterEventsApplied          Counter = iota // events accepted and applied
+	CounterEventsApplied          Counter = iota // events accepted and applied (the sum of the three by kind)
 	CounterEventsRejected                        // events rejected whole (sum of the Rejected* counters)
 	CounterBlocksStored                          // blocks newly held by a worker
 	CounterBlocksDuplicate                       // stored blocks the worker already held (idempotent)
 	CounterBlocksRemoved                         // blocks that left a worker through Removed
 	CounterRemovesUnknown                        // removed hashes the worker did not hold (skipped)
-	CounterClears                                // Cleared events applied
+	CounterClears                                // Cleared events applied (counted by Applied)
 	CounterWorkersRemoved                        // RemoveWorker calls that removed at least one rank
 	CounterRejectedUnknownParent                 // ErrUnknownParent
 	CounterRejectedHashConflict                  // ErrHashConflict
@@ -76,6 +76,9 @@ func (c *Counters) Add(k Counter, n uint64) {
 
 // Get returns counter k.
 func (c *Counters) Get(k Counter) uint64 {
+	if k == CounterEventsApplied {
+		return c.applied()
+	}
 	if k < numCounters {
 		return c.v[k].Load()
 	}
@@ -105,15 +108,20 @@ func (c *Counters) RejectEvent(k EventKind, err error) {
 	}
 }
 
-// Applied counts an applied event of kind k.
+// Applied counts an applied event of kind k; EventsApplied is their sum.
 func (c *Counters) Applied(k EventKind) {
-	c.v[CounterEventsApplied].Add(1)
 	switch k {
 	case KindStored:
 		c.v[CounterStoredApplied].Add(1)
 	case KindRemoved:
 		c.v[CounterRemovedApplied].Add(1)
+	case KindCleared:
+		c.v[CounterClears].Add(1)
 	}
+}
+
+func (c *Counters) applied() uint64 {
+	return c.v[CounterStoredApplied].Load() + c.v[CounterRemovedApplied].Load() + c.v[CounterClears].Load()
 }
 
 // RejectCounter returns the counter that counts rejections with err.
@@ -144,7 +152,7 @@ func RejectCounter(err error) (Counter, bool) {
 // AddTo adds every counter of c into s.
 func (c *Counters) AddTo(s *Stats) {
 	g := func(k Counter) uint64 { return c.v[k].Load() }
-	s.EventsApplied += g(CounterEventsApplied)
+	s.EventsApplied += c.applied()
 	s.EventsRejected += g(CounterEventsRejected)
 	s.BlocksStored += g(CounterBlocksStored)
 	s.BlocksDuplicate += g(CounterBlocksDuplicate)

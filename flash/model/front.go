@@ -105,7 +105,6 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 		if ch != nil {
 			c.clear(ev.Worker, ch, s)
 		}
-		c.counters.Add(flash.CounterClears, 1)
 	}
 	return nil
 }
