@@ -168,24 +168,19 @@ func decodeEvent(r *reader, e *RawEvent) error {
 		}
 		e.BlockSize = int(v)
 		field = 5
-		if field < n {
-			field++
-			if !r.nil() {
-				v, _, err := r.integer()
-				if err != nil {
-					return err
-				}
-				e.LoRAID, e.HasLoRAID = int64(v), true
+		if more(&field, n) && !r.nil() {
+			v, _, err := r.integer()
+			if err != nil {
+				return err
 			}
+			e.LoRAID, e.HasLoRAID = int64(v), true
 		}
-		if field < n {
-			field++
+		if more(&field, n) {
 			if e.Medium, err = optBytes(r); err != nil {
 				return err
 			}
 		}
-		if field < n {
-			field++
+		if more(&field, n) {
 			if e.LoRAName, err = optBytes(r); err != nil {
 				return err
 			}
@@ -200,8 +195,7 @@ func decodeEvent(r *reader, e *RawEvent) error {
 			return err
 		}
 		field = 2
-		if field < n {
-			field++
+		if more(&field, n) {
 			if e.Medium, err = optBytes(r); err != nil {
 				return err
 			}
@@ -219,15 +213,22 @@ func decodeEvent(r *reader, e *RawEvent) error {
 	return nil
 }
 
+// more reports whether an event of n fields has one more (an optional
+// trailing field), counting it as read.
+func more(field *int, n int) bool {
+	if *field < n {
+		*field++
+		return true
+	}
+	return false
+}
+
+// optBytes reads a string that may be nil (nil) or empty (empty, not nil).
 func optBytes(r *reader) ([]byte, error) {
 	if r.nil() {
 		return nil, nil
 	}
-	p, err := r.bytes()
-	if p == nil && err == nil {
-		p = []byte{} // present but empty: not the same as absent
-	}
-	return p, err
+	return r.bytes()
 }
 
 func hashes(r *reader, dst []uint64) ([]uint64, error) {
