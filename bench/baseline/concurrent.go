@@ -62,22 +62,7 @@ func NewConcurrentRadix(cfg flash.Config, writers int) *ConcurrentRadix {
 
 func (ln *clane) loop() {
 	defer ln.t.wg.Done()
-	for r := range ln.inbox {
-		switch r.kind {
-		case reqEvent:
-			_ = ln.front.Apply(&r.ev, ln)
-		case reqRemoveWorker:
-			ln.front.RemoveWorker(r.id, ln)
-		case reqBlockCount:
-			*r.n = ln.front.BlockCount(r.w)
-		case reqStop:
-			r.reply <- struct{}{}
-			return
-		}
-		if r.reply != nil {
-			r.reply <- struct{}{}
-		}
-	}
+	serve(ln.inbox, ln.front, ln, nil)
 }
 
 func (ln *clane) Add(w flash.Worker, p model.Place) {

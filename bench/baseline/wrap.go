@@ -205,16 +205,25 @@ func newActor(cfg flash.Config, st state) *actor {
 
 func (a *actor) loop() {
 	defer close(a.done)
-	for r := range a.inbox {
+	serve(a.inbox, a.front, a.st, func(r *request) {
+		a.st.find(r.q, model.SeqsOf(r.q, r.dst), r.dst, a.tokens, a.front.BlockCount)
+	})
+}
+
+// serve is an owner goroutine's loop: it applies inbox's requests to front,
+// telling sink of content changes, and answers each that waits for a reply,
+// until reqStop. find answers reqFind (nil where none arrive).
+func serve(inbox chan request, front *model.Front, sink model.Sink, find func(*request)) {
+	for r := range inbox {
 		switch r.kind {
 		case reqEvent:
-			_ = a.front.Apply(&r.ev, a.st)
+			_ = front.Apply(&r.ev, sink)
 		case reqFind:
-			a.st.find(r.q, model.SeqsOf(r.q, r.dst), r.dst, a.tokens, a.front.BlockCount)
+			find(&r)
 		case reqRemoveWorker:
-			a.front.RemoveWorker(r.id, a.st)
+			front.RemoveWorker(r.id, sink)
 		case reqBlockCount:
-			*r.n = a.front.BlockCount(r.w)
+			*r.n = front.BlockCount(r.w)
 		case reqStop:
 			r.reply <- struct{}{}
 			return
