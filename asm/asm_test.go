@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 var paths = []Path{PathGeneric, PathAVX2, PathAVX512}
@@ -158,5 +159,16 @@ func BenchmarkKernels(b *testing.B) {
 			}
 			_ = s
 		})
+	}
+}
+
+// A prefetch of any address, mapped or not, neither faults nor writes.
+func TestPrefetch_AnyAddress(t *testing.T) {
+	x := []uint64{1, 2, 3}
+	for _, a := range []uintptr{0, 1, ^uintptr(0), uintptr(unsafe.Pointer(&x[1]))} {
+		Prefetch(a)
+	}
+	if x[0] != 1 || x[1] != 2 || x[2] != 3 {
+		t.Fatalf("prefetch changed memory: %v", x)
 	}
 }

@@ -9,3 +9,8 @@ func init() { selectBest() }
 func kernelsFor(p Path) (func(a, b []uint64) int, func(a, b []uint64) bool, bool) {
 	return andPopcntGeneric, subsetGeneric, p == PathGeneric
 }
+
+// Prefetch asks the CPU to bring the cache line at addr into every cache
+// level; builds without assembly have no prefetch instruction, so it does
+// nothing.
+func Prefetch(addr uintptr) {}

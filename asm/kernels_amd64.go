@@ -28,3 +28,9 @@ func subsetAVX512(a, b []uint64) bool
 //
 //go:noescape
 func subsetAVX2(a, b []uint64) bool
+
+// Prefetch asks the CPU to bring the cache line at addr into every cache
+// level (PREFETCHT0). It never faults, whatever addr is, and changes nothing
+// a program can observe but timing. Writers call it for the lines a batch
+// will read, so that the batch's cache misses overlap instead of queueing.
+func Prefetch(addr uintptr)

@@ -262,3 +262,10 @@ nov:
 	MOVB $0x00, AL
 	MOVB AL, ret+48(FP)
 	RET
+
+// func Prefetch(addr uintptr)
+// Requires: MMX+
+TEXT ·Prefetch(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ       addr+0(FP), AX
+	PREFETCHT0 (AX)
+	RET

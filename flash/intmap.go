@@ -1,6 +1,11 @@
 package flash
 
-import "github.com/flashindexer/flashindexer/shardmap"
+import (
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/asm"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
 
 // intMap is a writer-private open-addressed map from uint64 keys to uint32
 // values, used for a worker's private state (external hash → node, sequence
@@ -149,4 +154,9 @@ func (m *intMap) each(f func(k uint64, v uint32)) {
 			f(e.key, e.val)
 		}
 	}
+}
+
+// prefetch asks the CPU for the slot where k is probed first.
+func (m *intMap) prefetch(k uint64) {
+	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.slots))) + uintptr(m.slot(k))*unsafe.Sizeof(imSlot{}))
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/flashindexer/flashindexer/asm"
 )
 
 const (
@@ -420,4 +422,29 @@ func (m *Map) Stats() Stats {
 		s.Bytes += int(unsafe.Sizeof(*lv))
 	}
 	return s
+}
+
+// PrefetchTable asks the CPU for the header of the table that holds key at
+// pos, so that a PrefetchBucket or Lock of it soon after finds it in cache.
+// It reads nothing itself and changes nothing.
+func (m *Map) PrefetchTable(pos int, key uint64) {
+	if uint(pos) >= hotPositions {
+		return
+	}
+	h := m.hash(key)
+	if t := m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask].Load(); t != nil {
+		asm.Prefetch(uintptr(unsafe.Pointer(t)))
+	}
+}
+
+// PrefetchBucket asks the CPU for the bucket where key at pos is probed
+// first.
+func (m *Map) PrefetchBucket(pos int, key uint64) {
+	if uint(pos) >= hotPositions {
+		return
+	}
+	h := m.hash(key)
+	if t := m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask].Load(); t != nil {
+		asm.Prefetch(uintptr(t.base) + uintptr((h&t.bmask)*16*bucketSlots))
+	}
 }

@@ -250,3 +250,28 @@ func TestMap_ZeroAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per insert into a presized table + lookup", n)
 	}
 }
+
+// The prefetch hints read no table memory themselves and change nothing:
+// on an empty map, past the inline positions, for key 0, and before and
+// after a rebuild, lookups answer as before.
+func TestPrefetch_ChangesNothing(t *testing.T) {
+	m := shardmap.New()
+	for _, pos := range []int{0, 1, 1023, 1024, 1031} { // either side of the inline positions
+		m.PrefetchTable(pos, 0)
+		m.PrefetchBucket(pos, 0)
+		m.PrefetchTable(pos, 42)
+		m.PrefetchBucket(pos, 42)
+	}
+	for k := uint64(1); k <= 100; k++ {
+		m.PrefetchTable(int(k%3), k)
+		m.PrefetchBucket(int(k%3), k)
+		put(m, int(k%3), k, k*7)
+	}
+	for k := uint64(1); k <= 100; k++ {
+		m.PrefetchTable(int(k%3), k)
+		m.PrefetchBucket(int(k%3), k)
+		if got := m.Get(int(k%3), k); got != k*7 {
+			t.Fatalf("Get(%d, %d) = %d, want %d", k%3, k, got, k*7)
+		}
+	}
+}

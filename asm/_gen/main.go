@@ -17,6 +17,7 @@ func main() {
 	andPopcntAVX2()
 	subsetAVX512()
 	subsetAVX2()
+	prefetch()
 	Generate()
 }
 
@@ -209,6 +210,16 @@ func subsetAVX2() {
 	VZEROUPPER()
 	Label("nov")
 	retBool(false)
+}
+
+// prefetch: one PREFETCHT0, for writers that know a batch's addresses
+// before they need them.
+func prefetch() {
+	TEXT("Prefetch", NOSPLIT|NOFRAME, "func(addr uintptr)")
+	Doc("Prefetch asks the CPU to bring the cache line at addr into every cache level. It never faults.")
+	a := Load(Param("addr"), GP64())
+	PREFETCHT0(Mem{Base: a})
+	RET()
 }
 
 func retBool(v bool) {
