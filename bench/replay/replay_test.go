@@ -3,6 +3,7 @@ package replay
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/flashindexer/flashindexer/bench/sim"
 	"github.com/flashindexer/flashindexer/bench/trace"
@@ -81,5 +82,37 @@ func TestSweep_FindsThreshold(t *testing.T) {
 	}
 	if hi/lo > math.Pow(4, 0.25)*1.0001 {
 		t.Fatalf("threshold bracket %.0f..%.0f wider than 4^(1/4): %v", lo, hi, pts)
+	}
+}
+
+// stalled is an index whose Flush stalls once, as a run does when another
+// tenant of a shared machine takes the CPU.
+type stalled struct {
+	flash.Index
+	stall time.Duration
+}
+
+func (s stalled) Flush() {
+	s.Index.Flush()
+	time.Sleep(s.stall)
+}
+
+// A load that fails once through interference and then holds counts as
+// sustained: it is measured again, and the better measurement is its point.
+func TestSweep_RetriesAFailedLoad(t *testing.T) {
+	wl := workload(t, 300)
+	const offered = 1e5 // far below the model's threshold: about 70 ms per run
+	made := 0
+	f := func() flash.Index {
+		made++
+		ix := model.New(flash.Config{MaxWorkers: 8})
+		if made == 1 {
+			return stalled{ix, time.Second}
+		}
+		return ix
+	}
+	pts, th := Sweep(wl, f, offered, 4, offered, 0, 0, Options{}, nil)
+	if made != 2 || len(pts) != 1 || !pts[0].Keeps() || th <= 0 {
+		t.Fatalf("%d indexes made, points %v, threshold %.0f: the stalled run was not measured again", made, pts, th)
 	}
 }
