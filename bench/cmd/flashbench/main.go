@@ -70,7 +70,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.cacheBlocks, "cache-blocks", 16384, "cache blocks per mock engine")
 	fs.StringVar(&o.backends, "backends", "flash,naive,actor,inverted,radix,concurrent-radix", "backends to run")
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
-	fs.IntVar(&o.writers, "writers", 1, "writer goroutines of flash and of the concurrent radix tree")
+	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeder, synchronously; -1: 0 below 4 CPUs, else flash's default)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
 	fs.IntVar(&o.refine, "refine", 2, "bisections between the highest sustained load and the next (the threshold to within step^(1/2^refine))")
@@ -92,7 +92,22 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.sweepStep <= 1 {
 		return nil, fmt.Errorf("-sweep-step must be > 1")
 	}
+	if o.writers < 0 {
+		o.writers = autoWriters(runtime.GOMAXPROCS(0))
+	}
 	return o, nil
+}
+
+// autoWriters picks flash's writer goroutines for a machine of cpus CPUs.
+// Below 4 CPUs none: the feeder applies events itself. A writer goroutine
+// pays off when it has a core of its own; on two CPUs it shares them with
+// the feeder, the reader and the garbage collector, and handing each event
+// over costs more than applying it (docs/BENCHMARKS.md, paired runs).
+func autoWriters(cpus int) int {
+	if cpus < 4 {
+		return 0
+	}
+	return flash.DefaultWriters()
 }
 
 // Row is one backend at one worker count.
@@ -126,6 +141,7 @@ type Report struct {
 	Machine   string   `json:"machine"`
 	Go        string   `json:"go"`
 	Kernels   string   `json:"kernels"`
+	Writers   int      `json:"writers"` // flash's writer goroutines (0: synchronous Apply)
 	Trace     string   `json:"trace"`
 	BlockSize int      `json:"block_size"`
 	Workloads []WLInfo `json:"workloads"`
@@ -256,7 +272,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 	if name == "" {
 		name = "embedded Mooncake conversation trace"
 	}
-	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize}
+	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers}
 	pr := newProgress(stderr, o.quiet)
 	if !o.noPlots {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -385,7 +401,12 @@ func writeProfile(name, path string) error {
 }
 
 func printTable(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
+	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
+	if rep.Writers == 0 {
+		fmt.Fprintf(w, "flash applies events on the feeder (synchronous Apply); the concurrent radix tree has one writer\n\n")
+	} else {
+		fmt.Fprintf(w, "flash and the concurrent radix tree apply events on %d writer goroutine(s)\n\n", rep.Writers)
+	}
 	for _, wl := range rep.Workloads {
 		fmt.Fprintf(w, "workload, %d workers: %d requests, %d events (%d stored, %d removed blocks), %d query blocks, prefix hit rate %.1f%%, %.0f s of trace\n",
 			wl.Workers, wl.Requests, wl.Events, wl.StoredBlocks, wl.RemovedBlocks, wl.QueryBlocks, 100*wl.HitRate, wl.SpanSeconds)

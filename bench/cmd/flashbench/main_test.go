@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
 )
 
 // A small run end to end: the table, the JSON report and the plots.
@@ -50,5 +53,24 @@ func TestParse_Rejects(t *testing.T) {
 		if _, err := parse(args, &bytes.Buffer{}); err == nil {
 			t.Fatalf("%v accepted", args)
 		}
+	}
+}
+
+// Without --writers, flash applies events on the feeder below 4 CPUs and on
+// its default writers from 4; an explicit count is kept.
+func TestParse_Writers(t *testing.T) {
+	if got := autoWriters(2); got != 0 {
+		t.Fatalf("autoWriters(2) = %d, want 0", got)
+	}
+	if got, want := autoWriters(16), flash.DefaultWriters(); got != want {
+		t.Fatalf("autoWriters(16) = %d, want flash.DefaultWriters() = %d", got, want)
+	}
+	o, err := parse([]string{"--writers", "3"}, &bytes.Buffer{})
+	if err != nil || o.writers != 3 {
+		t.Fatalf("--writers 3: %v, %v", o, err)
+	}
+	o, err = parse(nil, &bytes.Buffer{})
+	if err != nil || o.writers != autoWriters(runtime.GOMAXPROCS(0)) {
+		t.Fatalf("default writers: %v, %v", o, err)
 	}
 }
