@@ -111,8 +111,13 @@ func Scale(reqs []Request, dup, length int) []Request {
 type Hasher struct {
 	blockSize int
 	th        *flash.TokenHasher
-	cache     map[uint64][]flash.LocalHash // full-id sub-block hashes
-	tokens    []uint32
+	// cache: a full trace block's sub-block hashes, at cache[id] in subs
+	// (512/blockSize of them). Offsets, not slices: a map and an array
+	// without pointers cost the garbage collector nothing to mark while a
+	// replay keeps the hasher live.
+	cache  map[uint64]int
+	subs   []flash.LocalHash
+	tokens []uint32
 }
 
 // NewHasher returns a hasher for an engine block size that divides 512.
@@ -120,7 +125,7 @@ func NewHasher(blockSize int) (*Hasher, error) {
 	if blockSize < 1 || TraceBlockTokens%blockSize != 0 {
 		return nil, fmt.Errorf("engine block size %d does not divide %d", blockSize, TraceBlockTokens)
 	}
-	return &Hasher{blockSize: blockSize, th: flash.NewTokenHasher(blockSize, ""), cache: map[uint64][]flash.LocalHash{}, tokens: make([]uint32, TraceBlockTokens)}, nil
+	return &Hasher{blockSize: blockSize, th: flash.NewTokenHasher(blockSize, ""), cache: map[uint64]int{}, tokens: make([]uint32, TraceBlockTokens)}, nil
 }
 
 // idTokens fills h.tokens with the deterministic tokens of trace block id.
@@ -144,12 +149,13 @@ func (h *Hasher) Locals(dst []flash.LocalHash, r Request) []flash.LocalHash {
 			break
 		}
 		if left >= TraceBlockTokens {
-			sub, ok := h.cache[id]
+			off, ok := h.cache[id]
 			if !ok {
-				sub = h.th.LocalHashes(nil, h.idTokens(id))
-				h.cache[id] = sub
+				off = len(h.subs)
+				h.subs = h.th.LocalHashes(h.subs, h.idTokens(id))
+				h.cache[id] = off
 			}
-			dst = append(dst, sub...)
+			dst = append(dst, h.subs[off:off+TraceBlockTokens/h.blockSize]...)
 		} else {
 			dst = h.th.LocalHashes(dst, h.idTokens(id)[:left])
 		}

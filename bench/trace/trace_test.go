@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -51,6 +52,12 @@ func TestHasher_BlocksAndPrefixes(t *testing.T) {
 		th := flash.NewTokenHasher(bs, "")
 		if got := th.LocalHashes(nil, h.idTokens(0)); got[0] != la[0] {
 			t.Fatal("hash differs from TokenHasher's")
+		}
+		// b's first two ids came from the cache: every sub-block as hashed afresh.
+		want := th.LocalHashes(nil, h.idTokens(0))
+		want = th.LocalHashes(want, h.idTokens(1))
+		if !slices.Equal(want, lb[:shared]) {
+			t.Fatalf("bs %d: cached sub-block hashes differ from fresh ones", bs)
 		}
 	}
 	if _, err := NewHasher(100); err == nil {
