@@ -192,7 +192,21 @@ func (al *Allocator) refill() {
 }
 
 // Alloc returns a live slot holding seq, next and an empty worker set.
-func (al *Allocator) Alloc(seq uint64, next Handle) Handle {
+func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith(seq, next, -1) }
+
+// AllocWith is Alloc with worker w (w >= 0) already in the slot's worker
+// set.
+//
+// A fresh slot (version 0: never handed out) has no reader: none holds a
+// handle to it, and its handle reaches readers only through a store the
+// caller makes with sync/atomic (a shard table's value, a slot's next),
+// which orders the slot's words before it. So a fresh slot is written with
+// plain stores, its version included, and costs no atomic operation; each
+// would wait for every store before it to leave the store buffer. A reused
+// slot (odd version: freed) may be read through stale handles: its words
+// are written while the version is odd and the version is published last,
+// atomically.
+func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 	var r Ref
 	if n := len(al.free); n > 0 {
 		r = al.free[n-1]
@@ -201,7 +215,7 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle {
 		if al.cur == al.end {
 			al.refill()
 			if n := len(al.free); n > 0 {
-				return al.Alloc(seq, next)
+				return al.AllocWith(seq, next, w)
 			}
 		}
 		r = Ref(al.cur + 1)
@@ -209,10 +223,6 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle {
 	}
 	s := al.a.Slot(r)
 	v := Version(s)
-	if v&1 == 0 { // a fresh slot, never handed out: no reader has a handle to it
-		v++
-		initWord(&s[WordVersion], v)
-	}
 	initWord(&s[WordSeq], seq)
 	initWord(&s[WordNext], uint64(next))
 	for i := Header; i < len(s); i++ {
@@ -222,8 +232,16 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle {
 			initWord(&s[i], 0)
 		}
 	}
-	v++
-	atomic.StoreUint64(&s[WordVersion], v) // publish
+	if w >= 0 {
+		initWord(&s[Header+w/64], 1<<(uint(w)%64))
+	}
+	if v == 0 {
+		v = 2
+		initWord(&s[WordVersion], v)
+	} else {
+		v++
+		atomic.StoreUint64(&s[WordVersion], v) // publish
+	}
 	al.live.Add(1)
 	return Handle(uint64(uint32(v))<<32 | uint64(r))
 }

@@ -2,8 +2,9 @@
 
 package arena
 
-// initWord writes a word of a slot that is not published (odd version):
-// readers that look at it now discard what they read when they validate the
-// version, and the atomic store that publishes the slot orders this write
-// before it. A plain store saves the locked exchange an atomic store costs.
+// initWord writes a word of a slot that is not published: a reused slot
+// (odd version), whose readers discard what they read when they validate
+// the version, or a fresh one, which no reader can reach yet. The atomic
+// store that publishes the slot (or its handle) orders this write before
+// it. A plain store saves the locked exchange an atomic store costs.
 func initWord(p *uint64, v uint64) { *p = v }

@@ -318,19 +318,21 @@ func (ix *Indexer) release(w Worker, slot int) {
 	ix.directory.Store(&dir)
 }
 
-// lock opens the shared entry (pos, local) for writing.
-func (ix *Indexer) lock(pos int, local LocalHash) shardmap.Locked {
+// lock opens the shared entry (pos, local) for writing, into *l.
+func (ix *Indexer) lock(l *shardmap.Locked, pos int, local LocalHash) {
 	if ix.solo {
-		return ix.tab.Exclusive(pos, uint64(local))
+		ix.tab.ExclusiveInto(l, pos, uint64(local))
+		return
 	}
-	return ix.tab.Lock(pos, uint64(local))
+	ix.tab.LockInto(l, pos, uint64(local))
 }
 
 // attach sets worker slot w in the shared entry (pos, local, seq), creating
 // the entry if needed, and returns its handle and whether the bit was set
 // already.
 func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) (arena.Handle, bool) {
-	l := ix.lock(pos, local)
+	var l shardmap.Locked
+	ix.lock(&l, pos, local)
 	head := arena.Handle(l.Get())
 	for h := head; h != 0; {
 		s := ix.ar.Slot(h.Ref())
@@ -345,8 +347,7 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 		}
 		h = arena.Next(s)
 	}
-	h := al.Alloc(uint64(seq), head)
-	bitset.AtomicSet(arena.Bits(ix.ar.Slot(h.Ref())), w)
+	h := al.AllocWith(uint64(seq), head, w)
 	l.Put(uint64(h))
 	l.Unlock()
 	return h, false
@@ -355,7 +356,8 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 // detach clears worker slot w in the shared entry h at (pos, local); the
 // last worker out unlinks and frees the entry.
 func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, h arena.Handle, w int) {
-	l := ix.lock(pos, local)
+	var l shardmap.Locked
+	ix.lock(&l, pos, local)
 	s := ix.ar.Slot(h.Ref())
 	b := arena.Bits(s)
 	if !bitset.AtomicClear(b, w) || !bitset.IsZero(b) {

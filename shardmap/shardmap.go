@@ -252,10 +252,18 @@ type Locked struct {
 // Lock locks the shard of key at pos for writing, creating the position's
 // level if needed.
 func (m *Map) Lock(pos int, key uint64) Locked {
+	var l Locked
+	m.LockInto(&l, pos, key)
+	return l
+}
+
+// LockInto is Lock writing its result into *l: a Locked is eight words,
+// and a writer that opens one per stored block saves copying them.
+func (m *Map) LockInto(l *Locked, pos int, key uint64) {
 	h := m.hash(key)
 	sh := m.shardOf(m.level(pos), h)
 	sh.mu.Lock()
-	return Locked{m: m, tab: sh.tab, mu: &sh.mu, key: key, h: h}
+	*l = Locked{m: m, tab: sh.tab, mu: &sh.mu, key: key, h: h}
 }
 
 // Exclusive is Lock for a map with a single writer: it takes no lock, and
@@ -263,6 +271,13 @@ func (m *Map) Lock(pos int, key uint64) Locked {
 // caller guarantees that no other goroutine writes the map meanwhile (readers
 // may run). Unlock of its result does nothing.
 func (m *Map) Exclusive(pos int, key uint64) Locked {
+	var l Locked
+	m.ExclusiveInto(&l, pos, key)
+	return l
+}
+
+// ExclusiveInto is Exclusive writing its result into *l (see LockInto).
+func (m *Map) ExclusiveInto(l *Locked, pos int, key uint64) {
 	h := m.hash(key)
 	var tab *atomic.Pointer[table]
 	if uint(pos) < hotPositions {
@@ -271,7 +286,7 @@ func (m *Map) Exclusive(pos int, key uint64) Locked {
 	} else {
 		tab = m.shardOf(m.level(pos), h).tab
 	}
-	return Locked{m: m, tab: tab, key: key, h: h}
+	*l = Locked{m: m, tab: tab, key: key, h: h}
 }
 
 // Unlock releases the shard.
@@ -345,7 +360,9 @@ func (l *Locked) Put(val uint64) {
 		t = l.rebuild(t, t.live+1)
 		i, _ = t.find(l.key, l.h)
 	}
-	atomic.StoreUint64(t.val(i), val)
+	// The slot is empty: readers ignore its value until its key is set,
+	// and the atomic store of the key orders the value's store before it.
+	initWord(t.val(i), val)
 	atomic.StoreUint64(t.key(i), l.key) // publish: the value is in place first
 	t.used++
 	t.live++
