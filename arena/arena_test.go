@@ -299,3 +299,41 @@ func TestArena_GCScanIndependentOfSize(t *testing.T) {
 		t.Fatalf("GC scan work grew with the arena: +%d bytes for 10M slots vs +%d for 10K", bigScan, smallScan)
 	}
 }
+
+// AllocWith publishes a slot holding exactly its worker, fresh or reused,
+// with a current handle; a handle of the slot's earlier life stays stale.
+func TestArena_AllocWith(t *testing.T) {
+	a := arena.New(2) // 128 workers
+	al := a.NewAllocator()
+	check := func(h arena.Handle, seq uint64, next arena.Handle, w int) {
+		t.Helper()
+		s := a.Slot(h.Ref())
+		if !arena.Current(s, h) || arena.Seq(s) != seq || arena.Next(s) != next {
+			t.Fatalf("slot %v: current %v, seq %d, next %v", h, arena.Current(s, h), arena.Seq(s), arena.Next(s))
+		}
+		for i := 0; i < 128; i++ {
+			if got := bitset.AtomicTest(arena.Bits(s), i); got != (i == w) {
+				t.Fatalf("slot %v: worker %d set %v, want only %d", h, i, got, w)
+			}
+		}
+	}
+	h1 := al.AllocWith(7, 0, 100)
+	check(h1, 7, 0, 100)
+	h2 := al.AllocWith(8, h1, 3)
+	check(h2, 8, h1, 3)
+	// Reuse: the slot comes back from the free list, emptied.
+	bitset.AtomicClear(arena.Bits(a.Slot(h1.Ref())), 100)
+	if !al.Free(h1) {
+		t.Fatal("free failed")
+	}
+	h3 := al.AllocWith(9, h2, 64)
+	if h3.Ref() != h1.Ref() {
+		t.Fatalf("slot not reused: %v after %v", h3, h1)
+	}
+	check(h3, 9, h2, 64)
+	if arena.Current(a.Slot(h1.Ref()), h1) {
+		t.Fatal("the freed life's handle is current again")
+	}
+	h4 := al.Alloc(10, 0)
+	check(h4, 10, 0, -1)
+}
