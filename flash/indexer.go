@@ -74,6 +74,16 @@ type stripe struct {
 // freeing and reusing that very slot continuously could get there).
 const maxProbeRetries = 64
 
+// shardBits picks the shards per position of the shared table: with one
+// writer (or none: synchronous Apply) shards would only split every
+// position's keys over eight tables, each allocated and grown on its own.
+func shardBits(writers int) uint {
+	if writers <= 1 {
+		return 0
+	}
+	return shardmap.DefaultShardBits
+}
+
 // New returns an empty index. By default events apply on DefaultWriters()
 // pinned writer goroutines; WithWriters(0) makes it synchronous.
 func New(opts ...Option) *Indexer {
@@ -90,7 +100,7 @@ func New(opts ...Option) *Indexer {
 		jump:     s.jump,
 		bw:       bw,
 		ar:       arena.New(bw),
-		tab:      shardmap.New(),
+		tab:      shardmap.New(shardmap.WithShardBits(shardBits(s.writers))),
 		sync:     s.writers == 0,
 		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
 		info:     make([]slotInfo, s.cfg.MaxWorkers),
