@@ -363,12 +363,13 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 	return h, false
 }
 
-// detach clears worker slot w in the shared entry h at (pos, local); the
+// detach clears worker slot w in the shared entry r at (pos, local); the
 // last worker out unlinks and frees the entry.
-func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, h arena.Handle, w int) {
+func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, r arena.Ref, w int) {
 	var l shardmap.Locked
 	ix.lock(&l, pos, local)
-	s := ix.ar.Slot(h.Ref())
+	h := ix.ar.Live(r) // the writer keeps r live: its version is current
+	s := ix.ar.Slot(r)
 	b := arena.Bits(s)
 	if !bitset.AtomicClear(b, w) || !bitset.IsZero(b) {
 		l.Unlock()

@@ -3,6 +3,7 @@ package flash
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 func TestIntMap_RandomOps(t *testing.T) {
@@ -52,5 +53,13 @@ func TestIntMap_RandomOps(t *testing.T) {
 				t.Fatalf("step %d: presence of %d", step, k)
 			}
 		}
+	}
+}
+
+// A node is 48 bytes: one per (block, worker), the largest share of the
+// index's memory.
+func TestNode_Size(t *testing.T) {
+	if n := unsafe.Sizeof(node{}); n != 48 {
+		t.Fatalf("node is %d bytes, want 48", n)
 	}
 }

@@ -313,8 +313,8 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 	for _, i := range idx { // parents first
 		n := ws.node(i)
 		if n.refs > 0 && (n.parent == 0 || ws.node(n.parent-1).attached) {
-			n.handle, _ = ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
-			n.attached = true
+			h, _ := ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+			n.entry, n.attached = h.Ref(), true
 		}
 	}
 	ln.ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))

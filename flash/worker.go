@@ -12,7 +12,7 @@ import (
 //	refs > 0            the worker holds the content, under refs engine ids
 //	refs == 0           a ghost: kept only because it has children, so that
 //	                    storing the content again re-attaches them
-//	attached            the worker's bit is set in the shared entry (handle);
+//	attached            the worker's bit is set in the shared entry (entry);
 //	                    attached ⇔ refs > 0 and (pos == 0 or parent attached)
 //
 // The last rule keeps every worker's shared set prefix-closed, which is what
@@ -20,7 +20,7 @@ import (
 type node struct {
 	seq      SeqHash
 	local    LocalHash
-	handle   arena.Handle // the shared entry, while attached
+	entry    arena.Ref // the shared entry's slot, while attached
 	pos      uint32
 	parent   uint32 // node index + 1; 0 at position 0
 	child    uint32 // first child, index + 1
@@ -31,7 +31,7 @@ type node struct {
 	live     bool // in use (not on the free list)
 }
 
-// nodeChunkBits: nodes live in chunks of 1024 (56 KiB), so a growing worker
+// nodeChunkBits: nodes live in chunks of 1024 (48 KiB), so a growing worker
 // never copies its nodes and a node's index stays valid.
 const nodeChunkBits = 10
 
@@ -231,7 +231,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 		// entry's bit says whether the worker holds this content already.
 		h, had := ln.ix.attach(ln.alloc, int(pos), b.Local, seq, ws.slot)
 		if !had {
-			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, refs: 1, attached: true, handle: h})
+			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, refs: 1, attached: true, entry: h.Ref()})
 			ws.link(ni, parent)
 			ws.ext.put(uint64(b.Hash), ni)
 			return ni
@@ -263,8 +263,8 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
 		n := ws.node(k)
-		n.handle, _ = ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
-		n.attached = true
+		h, _ := ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+		n.entry, n.attached = h.Ref(), true
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
 			if cn := ws.node(c - 1); cn.refs > 0 && !cn.attached {
 				st = append(st, c-1)
@@ -284,8 +284,8 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 		if !n.attached {
 			continue
 		}
-		ln.ix.detach(ln.alloc, int(n.pos), n.local, n.handle, ws.slot)
-		n.attached, n.handle = false, 0
+		ln.ix.detach(ln.alloc, int(n.pos), n.local, n.entry, ws.slot)
+		n.attached, n.entry = false, 0
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
 			if ws.node(c - 1).attached {
 				st = append(st, c-1)
@@ -361,7 +361,7 @@ func (ws *workerState) collect(i uint32) {
 func (ln *lane) clear(ws *workerState) {
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.attached {
-			ln.ix.detach(ln.alloc, int(n.pos), n.local, n.handle, ws.slot)
+			ln.ix.detach(ln.alloc, int(n.pos), n.local, n.entry, ws.slot)
 		}
 		*ws.node(i) = node{}
 	}
