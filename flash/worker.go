@@ -208,7 +208,7 @@ const prefetchFrom = 4
 // prefetch asks for the lines a batch will probe: each engine id's first
 // slot in the worker's map and each block's shard table header, then each
 // block's first bucket at its position. The batch's cache misses then
-// overlap instead of queueing one block behind another (about 15% less
+// overlap instead of queueing one block behind another (about 12% less
 // time per stored block building the trace's index, docs/BENCHMARKS.md).
 func (ln *lane) prefetch(ws *workerState, pos int, blocks []Block) {
 	tab := ln.ix.tab
