@@ -155,12 +155,18 @@ func (m *Map) shardOf(l *level, h uint64) *shard {
 	return &l.shards[(h>>(64-maxShardBits))&m.shardMask]
 }
 
+// hotTab returns where the table of hash h's shard at pos lives, for pos
+// below hotPositions.
+func (m *Map) hotTab(pos int, h uint64) *atomic.Pointer[table] {
+	return &m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask]
+}
+
 // Get returns the value of key at position pos, or 0. Lock-free.
 func (m *Map) Get(pos int, key uint64) uint64 {
 	h := m.hash(key)
 	var t *table
 	if uint(pos) < hotPositions {
-		t = m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask].Load()
+		t = m.hotTab(pos, h).Load()
 	} else {
 		d := m.dir.Load()
 		if uint(pos) >= uint(len(d.levels)) {
@@ -282,7 +288,7 @@ func (m *Map) ExclusiveInto(l *Locked, pos int, key uint64) {
 	var tab *atomic.Pointer[table]
 	if uint(pos) < hotPositions {
 		m.level(pos) // the level must exist for later Lock and Stats calls
-		tab = &m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask]
+		tab = m.hotTab(pos, h)
 	} else {
 		tab = m.shardOf(m.level(pos), h).tab
 	}
@@ -445,11 +451,7 @@ func (m *Map) Stats() Stats {
 // pos, so that a PrefetchBucket or Lock of it soon after finds it in cache.
 // It reads nothing itself and changes nothing.
 func (m *Map) PrefetchTable(pos int, key uint64) {
-	if uint(pos) >= hotPositions {
-		return
-	}
-	h := m.hash(key)
-	if t := m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask].Load(); t != nil {
+	if t, _ := m.hotTable(pos, key); t != nil {
 		asm.Prefetch(uintptr(unsafe.Pointer(t)))
 	}
 }
@@ -457,11 +459,17 @@ func (m *Map) PrefetchTable(pos int, key uint64) {
 // PrefetchBucket asks the CPU for the bucket where key at pos is probed
 // first.
 func (m *Map) PrefetchBucket(pos int, key uint64) {
-	if uint(pos) >= hotPositions {
-		return
-	}
-	h := m.hash(key)
-	if t := m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask].Load(); t != nil {
+	if t, h := m.hotTable(pos, key); t != nil {
 		asm.Prefetch(uintptr(t.base) + uintptr((h&t.bmask)*16*bucketSlots))
 	}
+}
+
+// hotTable returns the table of key at pos and key's hash; no table past
+// the inline positions (prefetching there would cost the directory's loads).
+func (m *Map) hotTable(pos int, key uint64) (*table, uint64) {
+	if uint(pos) >= hotPositions {
+		return nil, 0
+	}
+	h := m.hash(key)
+	return m.hotTab(pos, h).Load(), h
 }
