@@ -337,6 +337,19 @@ func (ix *Indexer) lock(l *shardmap.Locked, pos int, local LocalHash) {
 	ix.tab.LockInto(l, pos, uint64(local))
 }
 
+// entry returns the entry with sequence hash seq in the chain from head, or
+// 0. For writers: it does not validate slot versions.
+func (ix *Indexer) entry(head arena.Handle, seq SeqHash) arena.Handle {
+	for h := head; h != 0; {
+		s := ix.ar.Slot(h.Ref())
+		if arena.Seq(s) == uint64(seq) {
+			return h
+		}
+		h = arena.Next(s)
+	}
+	return 0
+}
+
 // attach sets worker slot w in the shared entry (pos, local, seq), creating
 // the entry if needed, and returns its handle and whether the bit was set
 // already.
@@ -344,18 +357,14 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 	var l shardmap.Locked
 	ix.lock(&l, pos, local)
 	head := arena.Handle(l.Get())
-	for h := head; h != 0; {
-		s := ix.ar.Slot(h.Ref())
-		if arena.Seq(s) == uint64(seq) {
-			b := arena.Bits(s)
-			had := bitset.AtomicTest(b, w)
-			if !had {
-				bitset.AtomicSet(b, w)
-			}
-			l.Unlock()
-			return h, had
+	if h := ix.entry(head, seq); h != 0 {
+		b := arena.Bits(ix.ar.Slot(h.Ref()))
+		had := bitset.AtomicTest(b, w)
+		if !had {
+			bitset.AtomicSet(b, w)
 		}
-		h = arena.Next(s)
+		l.Unlock()
+		return h, had
 	}
 	h := al.AllocWith(uint64(seq), head, w)
 	l.Put(uint64(h))

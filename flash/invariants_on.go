@@ -50,13 +50,7 @@ func (ln *lane) checkWorker(ws *workerState) {
 		if n.attached {
 			// The entry the index reaches for (pos, local, seq) is the
 			// node's, live, and holds the worker.
-			found := arena.Handle(0)
-			for h := arena.Handle(ln.ix.tab.Get(int(n.pos), uint64(n.local))); h != 0; h = arena.Next(ln.ix.ar.Slot(h.Ref())) {
-				if arena.Seq(ln.ix.ar.Slot(h.Ref())) == uint64(n.seq) {
-					found = h
-					break
-				}
-			}
+			found := ln.ix.entry(arena.Handle(ln.ix.tab.Get(int(n.pos), uint64(n.local))), n.seq)
 			s := ln.ix.ar.Slot(n.entry)
 			if found.Ref() != n.entry || !arena.Current(s, found) || !bitset.AtomicTest(arena.Bits(s), ws.slot) {
 				fail("node %d: shared entry lacks the worker", i)
