@@ -50,3 +50,10 @@ func FuzzFlash(f *testing.F) {
 	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))
 	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOps(t, syncFactory, data) })
 }
+
+// A synchronous index with several lanes answers like the model (one caller).
+func TestFlash_ConformanceSyncLanes(t *testing.T) {
+	flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
+		return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3))
+	})
+}

@@ -3,6 +3,7 @@ package flash
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -74,14 +75,13 @@ type stripe struct {
 // freeing and reusing that very slot continuously could get there).
 const maxProbeRetries = 64
 
-// shardBits picks the shards per position of the shared table: with one
-// writer (or none: synchronous Apply) shards would only split every
-// position's keys over eight tables, each allocated and grown on its own.
-func shardBits(writers int) uint {
-	if writers <= 1 {
-		return 0
-	}
-	return shardmap.DefaultShardBits
+// shardBits picks the shards per position of the shared table: shards only
+// keep writers off each other's locks, and each splits a position's keys
+// into one more table, allocated and grown on its own; so one lane gets one
+// shard (and takes no locks), and more lanes get about one shard each, up
+// to shardmap.DefaultShardBits.
+func shardBits(lanes int) uint {
+	return min(uint(bits.Len(uint(max(lanes, 1)-1))), shardmap.DefaultShardBits)
 }
 
 // New returns an empty index. By default events apply on DefaultWriters()
@@ -100,7 +100,7 @@ func New(opts ...Option) *Indexer {
 		jump:     s.jump,
 		bw:       bw,
 		ar:       arena.New(bw),
-		tab:      shardmap.New(shardmap.WithShardBits(shardBits(s.writers))),
+		tab:      shardmap.New(shardmap.WithShardBits(shardBits(s.lanes()))),
 		sync:     s.writers == 0,
 		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
 		info:     make([]slotInfo, s.cfg.MaxWorkers),
@@ -111,7 +111,7 @@ func New(opts ...Option) *Indexer {
 	}
 	ix.wide = bw >= asm.Crossover
 	ix.directory.Store(&map[Worker]int32{})
-	n := max(1, s.writers)
+	n := s.lanes()
 	ix.solo = n == 1
 	var cpus []int
 	if !ix.sync && s.pin {
@@ -146,12 +146,23 @@ func (ix *Indexer) Writers() int {
 	return len(ix.lanes)
 }
 
+// Lanes returns the number of lanes: the writer goroutines, or the lanes of
+// a synchronous index (WithSyncLanes).
+func (ix *Indexer) Lanes() int { return len(ix.lanes) }
+
+// LaneOf returns the lane, in [0, Lanes()), that applies the events of every
+// worker with this ID (all its DP ranks). Callers that apply events from
+// several goroutines, one per lane, never wait for each other's lanes.
+func (ix *Indexer) LaneOf(id uint64) int { return ix.laneOf(id).id }
+
 func (ix *Indexer) laneOf(id uint64) *lane {
 	if len(ix.lanes) == 1 {
 		return ix.lanes[0]
 	}
-	x := id * 0x9E3779B97F4A7C15
-	return ix.lanes[(x>>32)%uint64(len(ix.lanes))]
+	// The golden-ratio multiple spreads consecutive IDs evenly over [0, 2^64);
+	// the high word of its product with the lane count picks the lane.
+	l, _ := bits.Mul64(id*0x9E3779B97F4A7C15, uint64(len(ix.lanes)))
+	return ix.lanes[l]
 }
 
 func (ix *Indexer) reject(ev *Event, err error, c *Counters) error {

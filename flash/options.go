@@ -6,13 +6,14 @@ import "runtime"
 type Option func(*settings)
 
 type settings struct {
-	cfg      Config
-	writers  int
-	jump     int
-	queue    int
-	pin      bool
-	onReject func(ev *Event, err error)
-	onGap    func(w Worker, expected, got uint64)
+	cfg       Config
+	writers   int
+	syncLanes int
+	jump      int
+	queue     int
+	pin       bool
+	onReject  func(ev *Event, err error)
+	onGap     func(w Worker, expected, got uint64)
 }
 
 const (
@@ -35,8 +36,16 @@ const (
 // goroutines), at least 1, at most 8.
 func DefaultWriters() int { return min(8, max(1, runtime.GOMAXPROCS(0)/4)) }
 
+// lanes is the number of lanes New makes.
+func (s *settings) lanes() int {
+	if s.writers == 0 {
+		return s.syncLanes
+	}
+	return s.writers
+}
+
 func defaults() settings {
-	return settings{cfg: DefaultConfig(), writers: DefaultWriters(), jump: DefaultJumpSize, queue: DefaultQueueSize, pin: true}
+	return settings{cfg: DefaultConfig(), writers: DefaultWriters(), syncLanes: 1, jump: DefaultJumpSize, queue: DefaultQueueSize, pin: true}
 }
 
 // WithConfig sets the shared settings (block size, bounds) at once.
@@ -59,6 +68,21 @@ func WithMaxBatch(n int) Option { return func(s *settings) { s.cfg.MaxBatch = n 
 // synchronous: Apply applies the event on the caller's goroutine and returns
 // every rejection.
 func WithWriters(n int) Option { return func(s *settings) { s.writers = max(0, n) } }
+
+// WithSyncLanes sets the lanes of a synchronous index (WithWriters(0)):
+// 1 to MaxSyncLanes, default 1. Each worker belongs to one lane (LaneOf);
+// Apply holds its worker's lane while it applies the event on the caller's
+// goroutine, so callers whose workers are in different lanes apply their
+// events in parallel, with no goroutine hand-over: a router with one event
+// goroutine per engine endpoint uses its own goroutines as the writers.
+// With more than one lane, writers lock the shard of each shared entry they
+// change.
+func WithSyncLanes(n int) Option {
+	return func(s *settings) { s.syncLanes = min(max(1, n), MaxSyncLanes) }
+}
+
+// MaxSyncLanes bounds WithSyncLanes.
+const MaxSyncLanes = 64
 
 // WithJumpSize sets the distance between jump-search checkpoints.
 func WithJumpSize(j int) Option { return func(s *settings) { s.jump = max(1, j) } }

@@ -1,0 +1,172 @@
+package flash_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/flash/model"
+)
+
+// LaneOf spreads workers over every lane and keeps a worker's DP ranks in
+// one; a synchronous index has the lanes it was asked for.
+func TestFlash_LaneOf(t *testing.T) {
+	for _, c := range []struct{ writers, syncLanes, want int }{
+		{0, 0, 1}, {0, 1, 1}, {0, 4, 4}, {0, 1000, flash.MaxSyncLanes}, {2, 4, 2},
+	} {
+		opts := []flash.Option{flash.WithWriters(c.writers)}
+		if c.syncLanes > 0 {
+			opts = append(opts, flash.WithSyncLanes(c.syncLanes))
+		}
+		ix := flash.New(opts...)
+		if got := ix.Lanes(); got != c.want {
+			t.Errorf("writers %d, sync lanes %d: Lanes() = %d, want %d", c.writers, c.syncLanes, got, c.want)
+		}
+		used := map[int]int{}
+		for id := uint64(0); id < 1024; id++ {
+			l := ix.LaneOf(id)
+			if l < 0 || l >= ix.Lanes() {
+				t.Fatalf("LaneOf(%d) = %d, outside [0, %d)", id, l, ix.Lanes())
+			}
+			used[l]++
+		}
+		if len(used) != ix.Lanes() {
+			t.Errorf("1024 workers use %d of %d lanes", len(used), ix.Lanes())
+		}
+		ix.Close()
+	}
+}
+
+// Several goroutines apply the events of their own workers at once to a
+// synchronous index with a lane per goroutine, while readers query. Workers
+// share prompts, so the goroutines change the same shared entries. Every
+// Apply succeeds, and the final index equals the model given each
+// goroutine's events.
+func TestFlash_SyncLanesParallelApply(t *testing.T) {
+	const appliers, workersEach = 4, 6
+	rounds := 400
+	if testing.Short() {
+		rounds = 100
+	}
+	cfg := flash.DefaultConfig()
+	cfg.MaxWorkers = 64
+	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(appliers))
+	defer ix.Close()
+	base := flashtest.Seqs(1, 200)
+	prompts := []flashtest.Prompt{base}
+	for i := 0; i < 4; i++ {
+		p := append(flashtest.Prompt{}, base...)
+		p[5+i*40] = flashtest.L(uint64(5000 + i))
+		prompts = append(prompts, p)
+	}
+	// Each applier owns the workers of its lane.
+	owned := make([][]flash.Worker, appliers)
+	for id := uint64(0); len(owned[0])+len(owned[1])+len(owned[2])+len(owned[3]) < appliers*workersEach; id++ {
+		l := ix.LaneOf(id)
+		if len(owned[l]) < workersEach {
+			owned[l] = append(owned[l], flash.Worker{ID: id, DPRank: uint32(id % 2)})
+		}
+	}
+	logs := make([][]flash.Event, appliers)
+	var wg sync.WaitGroup
+	errs := make(chan error, appliers)
+	for a := range appliers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(a), 9))
+			for range rounds {
+				w := owned[a][r.IntN(len(owned[a]))]
+				p := prompts[r.IntN(len(prompts))]
+				var ev flash.Event
+				switch k := r.IntN(10); {
+				case k < 6:
+					from := 0
+					if r.IntN(3) == 0 {
+						from = r.IntN(len(p))
+					}
+					ev = p.StoreEvent(w, from, min(len(p), from+1+r.IntN(50)), 0)
+				case k < 9:
+					ev = flash.RemovedEvent(w, p.Hash(r.IntN(len(p)), 0), p.Hash(r.IntN(len(p)), 0))
+				default:
+					ev = flash.ClearedEvent(w)
+				}
+				err := ix.Apply(ev)
+				if err == flash.ErrUnknownParent {
+					continue // a store from the middle of a prompt the worker lost
+				}
+				if err != nil {
+					errs <- fmt.Errorf("applier %d: %v", a, err)
+					return
+				}
+				logs[a] = append(logs[a], ev)
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		var sc flash.Scores
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, p := range prompts {
+				ix.FindMatches(flash.Query{Locals: p}, &sc)
+				for _, m := range sc.Matches {
+					if m.Depth < 1 || m.Depth > len(p) {
+						errs <- fmt.Errorf("reader: depth %d", m.Depth)
+						return
+					}
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ref := model.New(cfg)
+	applied := 0
+	for _, log := range logs {
+		for _, ev := range log {
+			if err := ref.Apply(ev); err != nil {
+				t.Fatalf("model rejects an event flash accepted: %v", err)
+			}
+			applied++
+		}
+	}
+	if applied < appliers*rounds/2 {
+		t.Fatalf("only %d of %d events applied", applied, appliers*rounds)
+	}
+	var sc, rsc flash.Scores
+	for _, p := range prompts {
+		for _, d := range []int{1, 7, 64, len(p)} {
+			q := flash.Query{Locals: p[:d]}
+			ix.FindMatches(q, &sc)
+			ref.FindMatches(q, &rsc)
+			sc.Sort()
+			rsc.Sort()
+			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
+				t.Fatalf("depth %d: got %v\nmodel %v", d, sc.Matches, rsc.Matches)
+			}
+		}
+	}
+	for _, ws := range owned {
+		for _, w := range ws {
+			if got, want := ix.BlockCount(w), ref.BlockCount(w); got != want {
+				t.Fatalf("%v: %d blocks, model %d", w, got, want)
+			}
+		}
+	}
+}
