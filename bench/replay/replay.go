@@ -1,14 +1,17 @@
 // Package replay replays a recorded workload against an index on one
 // timeline compressed to a target offered load, and measures what it
-// achieves: events go through Apply from one feeder goroutine (the index's
-// own writers, if it has any, apply them), queries come from reader
-// goroutines, each operation no earlier than its time on the compressed
-// timeline. Throughput is drain-inclusive: the clock stops after Flush.
+// achieves: events go through Apply from feeder goroutines, each worker's
+// events in order on one feeder (sticky, as a router's event goroutine per
+// engine has them), and the index's own writers apply them if it has any;
+// queries come from reader goroutines; each operation no earlier than its
+// time on the compressed timeline. Throughput is drain-inclusive: the clock
+// stops after Flush.
 package replay
 
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -45,6 +48,7 @@ const KeepRatio = 0.9
 // Options tune a replay.
 type Options struct {
 	Readers        int  // query goroutines (default 2)
+	Feeders        int  // event goroutines, each with its share of the workers (default 1)
 	RecordLatency  bool // time every FindMatches
 	MeasureRuntime bool // allocations and GC share (reads runtime stats around the run)
 }
@@ -64,14 +68,18 @@ func Run(wl *sim.Workload, idx flash.Index, offered float64, o Options) Result {
 	t0 := wl.Ops[0].T
 	due := func(t int64) time.Duration { return time.Duration(float64(t-t0) * scale) }
 
-	// Split ops: events stay in order on one feeder; queries round-robin.
-	var events []*sim.Op
+	// Split ops: a worker's events stay in order on its feeder; queries
+	// round-robin.
+	feeders := max(1, o.Feeders)
+	feederOf := partition(idx, feeders)
+	events := make([][]*sim.Op, feeders)
 	queries := make([][]*sim.Op, readers)
 	nq := 0
 	for i := range wl.Ops {
 		op := &wl.Ops[i]
 		if op.Event != nil {
-			events = append(events, op)
+			f := feederOf(op.Event.Worker.ID)
+			events[f] = append(events[f], op)
 		} else {
 			queries[nq%readers] = append(queries[nq%readers], op)
 			nq++
@@ -87,14 +95,16 @@ func Run(wl *sim.Workload, idx flash.Index, offered float64, o Options) Result {
 	}
 	var wg sync.WaitGroup
 	start := time.Now()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for _, op := range events {
-			wait(start, due(op.T))
-			_ = idx.Apply(*op.Event)
-		}
-	}()
+	for f := range feeders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, op := range events[f] {
+				wait(start, due(op.T))
+				_ = idx.Apply(*op.Event)
+			}
+		}()
+	}
 	for r := 0; r < readers; r++ {
 		wg.Add(1)
 		go func() {
@@ -137,6 +147,27 @@ func Run(wl *sim.Workload, idx flash.Index, offered float64, o Options) Result {
 		}
 	}
 	return res
+}
+
+// Laned is an index that applies events in lanes, each worker's in one
+// (flash.Indexer): callers applying from one goroutine per lane never wait
+// for each other.
+type Laned interface {
+	Lanes() int
+	LaneOf(id uint64) int
+}
+
+// partition returns the feeder of each worker ID: its lane when the index
+// has as many lanes as there are feeders, else the ID's golden-ratio
+// multiple scaled to the feeders (consecutive IDs spread evenly).
+func partition(idx flash.Index, feeders int) func(id uint64) int {
+	if l, ok := idx.(Laned); ok && l.Lanes() == feeders {
+		return l.LaneOf
+	}
+	return func(id uint64) int {
+		f, _ := bits.Mul64(id*0x9E3779B97F4A7C15, uint64(feeders))
+		return int(f)
+	}
 }
 
 // wait returns no earlier than start+at. It sleeps rather than spins: on a

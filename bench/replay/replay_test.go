@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,12 +24,21 @@ func workload(t *testing.T, n int) *sim.Workload {
 }
 
 // A replay applies every event: the index ends where the model fed the same
-// events ends, and a load far below any backend's threshold is sustained.
+// events ends, and a load far below any backend's threshold is sustained;
+// with one feeder, and with three feeding a synchronous index's three lanes.
 func TestRun_AppliesEverything(t *testing.T) {
+	t.Run("feeders=1", func(t *testing.T) {
+		testAppliesEverything(t, flash.New(flash.WithMaxWorkers(8), flash.WithWriters(1)), 1)
+	})
+	t.Run("feeders=3", func(t *testing.T) {
+		testAppliesEverything(t, flash.New(flash.WithMaxWorkers(8), flash.WithWriters(0), flash.WithSyncLanes(3)), 3)
+	})
+}
+
+func testAppliesEverything(t *testing.T, idx *flash.Indexer, feeders int) {
 	wl := workload(t, 1500)
-	idx := flash.New(flash.WithMaxWorkers(8), flash.WithWriters(1))
 	defer idx.Close()
-	r := Run(wl, idx, 3e5, Options{RecordLatency: true, MeasureRuntime: true})
+	r := Run(wl, idx, 3e5, Options{Feeders: feeders, RecordLatency: true, MeasureRuntime: true})
 	if !r.Keeps() || len(r.Latencies) != wl.Queries {
 		t.Fatalf("offered %.0f achieved %.0f, %d latencies for %d queries", r.Offered, r.Achieved, len(r.Latencies), wl.Queries)
 	}
@@ -53,6 +65,70 @@ func TestRun_AppliesEverything(t *testing.T) {
 		if len(sa.Matches) != len(sb.Matches) {
 			t.Fatalf("final answers differ: %v vs %v", sa.Matches, sb.Matches)
 		}
+	}
+}
+
+// lanes is an index of 3 lanes (worker ID mod 3) that checks what feeders
+// do: each worker's events arrive in workload order, and never two calls at
+// once in one lane.
+type lanes struct {
+	flash.Index
+	mu   sync.Mutex
+	want map[flash.Worker][]string // each worker's events still due, in order
+	busy [3]atomic.Bool
+	err  atomic.Value
+}
+
+func (l *lanes) Lanes() int           { return 3 }
+func (l *lanes) LaneOf(id uint64) int { return int(id % 3) }
+
+func (l *lanes) Apply(ev flash.Event) error {
+	lane := &l.busy[l.LaneOf(ev.Worker.ID)]
+	if lane.Swap(true) {
+		l.err.CompareAndSwap(nil, fmt.Sprintf("two feeders at once in the lane of %v", ev.Worker))
+	}
+	time.Sleep(20 * time.Microsecond) // long enough for another feeder to run into it
+	lane.Store(false)
+	l.mu.Lock()
+	if w := l.want[ev.Worker]; len(w) == 0 || w[0] != fmt.Sprint(ev) {
+		l.err.CompareAndSwap(nil, fmt.Sprintf("%v: an event out of order", ev.Worker))
+	} else {
+		l.want[ev.Worker] = w[1:]
+	}
+	l.mu.Unlock()
+	return l.Index.Apply(ev)
+}
+
+// Feeders take the workers of an index's lanes when there are as many, and
+// keep each worker's events in order.
+func TestRun_FeedersFollowLanes(t *testing.T) {
+	wl := workload(t, 600)
+	l := &lanes{Index: model.New(flash.Config{MaxWorkers: 8}), want: map[flash.Worker][]string{}}
+	for _, op := range wl.Ops {
+		if op.Event != nil {
+			l.want[op.Event.Worker] = append(l.want[op.Event.Worker], fmt.Sprint(*op.Event))
+		}
+	}
+	r := Run(wl, l, 1e5, Options{Feeders: 3})
+	if e := l.err.Load(); e != nil {
+		t.Fatal(e)
+	}
+	for w, due := range l.want {
+		if len(due) > 0 {
+			t.Fatalf("%v: %d events never applied", w, len(due))
+		}
+	}
+	if !r.Keeps() {
+		t.Fatalf("offered %.0f achieved %.0f", r.Offered, r.Achieved)
+	}
+	// The hash partition (no lanes, or not as many) uses every feeder.
+	f := partition(model.New(flash.Config{MaxWorkers: 8}), 3)
+	used := map[int]bool{}
+	for _, w := range wl.Workers {
+		used[f(w.ID)] = true
+	}
+	if len(used) != 3 {
+		t.Fatalf("8 workers on %d of 3 feeders", len(used))
 	}
 }
 

@@ -43,6 +43,7 @@ type options struct {
 	backends     string
 	readers      int
 	writers      int
+	feeders      int
 	refine       int
 	sweepStart   float64
 	sweepStep    float64
@@ -70,7 +71,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.cacheBlocks, "cache-blocks", 16384, "cache blocks per mock engine")
 	fs.StringVar(&o.backends, "backends", "flash,naive,actor,inverted,radix,concurrent-radix", "backends to run")
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
-	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeder, synchronously; -1: 0 below 4 CPUs, else flash's default)")
+	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
+	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
 	fs.IntVar(&o.refine, "refine", 2, "bisections between the highest sustained load and the next (the threshold to within step^(1/2^refine))")
@@ -95,14 +97,18 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.writers < 0 {
 		o.writers = autoWriters(runtime.GOMAXPROCS(0))
 	}
+	if o.feeders <= 0 {
+		o.feeders = runtime.GOMAXPROCS(0)
+	}
 	return o, nil
 }
 
 // autoWriters picks flash's writer goroutines for a machine of cpus CPUs.
-// Below 4 CPUs none: the feeder applies events itself. A writer goroutine
-// pays off when it has a core of its own; on two CPUs it shares them with
-// the feeder, the reader and the garbage collector, and handing each event
-// over costs more than applying it (docs/BENCHMARKS.md, paired runs).
+// Below 4 CPUs none: the feeders apply events themselves, each in a lane of
+// its own. A writer goroutine pays off when it has a core of its own; on two
+// CPUs it shares them with the feeders, the reader and the garbage
+// collector, and handing each event over costs more than applying it
+// (docs/BENCHMARKS.md, paired runs).
 func autoWriters(cpus int) int {
 	if cpus < 4 {
 		return 0
@@ -142,6 +148,7 @@ type Report struct {
 	Go        string   `json:"go"`
 	Kernels   string   `json:"kernels"`
 	Writers   int      `json:"writers"` // flash's writer goroutines (0: synchronous Apply)
+	Feeders   int      `json:"feeders"` // event goroutines of the replay
 	Trace     string   `json:"trace"`
 	BlockSize int      `json:"block_size"`
 	Workloads []WLInfo `json:"workloads"`
@@ -161,13 +168,17 @@ type WLInfo struct {
 	SpanSeconds   float64 `json:"span_s"`
 }
 
-func factory(name string, workers, writers, blockSize int) (replay.Factory, error) {
+// factory makes the backend's indexes; a synchronous flash (writers 0) gets a
+// lane per feeder.
+func factory(name string, workers, writers, feeders, blockSize int) (replay.Factory, error) {
 	cfg := flash.DefaultConfig()
 	cfg.MaxWorkers = workers
 	cfg.BlockSize = blockSize
 	switch name {
 	case "flash":
-		return func() flash.Index { return flash.New(flash.WithConfig(cfg), flash.WithWriters(writers)) }, nil
+		return func() flash.Index {
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithSyncLanes(feeders))
+		}, nil
 	case "naive":
 		return func() flash.Index { return baseline.NewNaive(cfg) }, nil
 	case "actor":
@@ -272,7 +283,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 	if name == "" {
 		name = "embedded Mooncake conversation trace"
 	}
-	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers}
+	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders}
 	pr := newProgress(stderr, o.quiet)
 	if !o.noPlots {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -295,12 +306,12 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 		rows := []*Row{}
 		for _, b := range strings.Split(o.backends, ",") {
 			b = strings.TrimSpace(b)
-			f, err := factory(b, workers, o.writers, o.blockSize)
+			f, err := factory(b, workers, o.writers, o.feeders, o.blockSize)
 			if err != nil {
 				return err
 			}
 			row := &Row{Backend: b, Workers: workers}
-			pts, th := replay.Sweep(wl, f, o.sweepStart, o.sweepStep, o.sweepMax, o.minTime, o.refine, replay.Options{Readers: o.readers}, func(r replay.Result) {
+			pts, th := replay.Sweep(wl, f, o.sweepStart, o.sweepStep, o.sweepMax, o.minTime, o.refine, replay.Options{Readers: o.readers, Feeders: o.feeders}, func(r replay.Result) {
 				pr.printf("%s, %d workers: offered %s → achieved %s block-ops/s", b, workers, plots.SI(r.Offered), plots.SI(r.Achieved))
 			})
 			for _, p := range pts {
@@ -313,7 +324,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 			if th > 0 {
 				pr.printf("%s, %d workers: latency at half of the threshold", b, workers)
 				idx := f()
-				r := replay.Run(wl, idx, th/2, replay.Options{Readers: o.readers, RecordLatency: true, MeasureRuntime: true})
+				r := replay.Run(wl, idx, th/2, replay.Options{Readers: o.readers, Feeders: o.feeders, RecordLatency: true, MeasureRuntime: true})
 				_ = idx.Close()
 				row.LatencyLoad = th / 2
 				row.P50, row.P99, row.P999 = float64(replay.Quantile(r.Latencies, 0.5)), float64(replay.Quantile(r.Latencies, 0.99)), float64(replay.Quantile(r.Latencies, 0.999))
@@ -403,9 +414,9 @@ func writeProfile(name, path string) error {
 func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
 	if rep.Writers == 0 {
-		fmt.Fprintf(w, "flash applies events on the feeder (synchronous Apply); the concurrent radix tree has one writer\n\n")
+		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash applies them on the feeders (synchronous Apply, a lane per feeder); the concurrent radix tree has one writer\n\n", rep.Feeders)
 	} else {
-		fmt.Fprintf(w, "flash and the concurrent radix tree apply events on %d writer goroutine(s)\n\n", rep.Writers)
+		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash and the concurrent radix tree apply them on %d writer goroutine(s)\n\n", rep.Feeders, rep.Writers)
 	}
 	for _, wl := range rep.Workloads {
 		fmt.Fprintf(w, "workload, %d workers: %d requests, %d events (%d stored, %d removed blocks), %d query blocks, prefix hit rate %.1f%%, %.0f s of trace\n",

@@ -56,8 +56,9 @@ func TestParse_Rejects(t *testing.T) {
 	}
 }
 
-// Without --writers, flash applies events on the feeder below 4 CPUs and on
-// its default writers from 4; an explicit count is kept.
+// Without --writers, flash applies events on the feeders below 4 CPUs and
+// on its default writers from 4; an explicit count is kept. Without
+// --feeders there is one per CPU.
 func TestParse_Writers(t *testing.T) {
 	if got := autoWriters(2); got != 0 {
 		t.Fatalf("autoWriters(2) = %d, want 0", got)
@@ -70,7 +71,27 @@ func TestParse_Writers(t *testing.T) {
 		t.Fatalf("--writers 3: %v, %v", o, err)
 	}
 	o, err = parse(nil, &bytes.Buffer{})
-	if err != nil || o.writers != autoWriters(runtime.GOMAXPROCS(0)) {
-		t.Fatalf("default writers: %v, %v", o, err)
+	if err != nil || o.writers != autoWriters(runtime.GOMAXPROCS(0)) || o.feeders != runtime.GOMAXPROCS(0) {
+		t.Fatalf("default writers and feeders: %+v, %v", o, err)
+	}
+	o, err = parse([]string{"--feeders", "3"}, &bytes.Buffer{})
+	if err != nil || o.feeders != 3 {
+		t.Fatalf("--feeders 3: %+v, %v", o, err)
+	}
+}
+
+// A synchronous flash gets a lane per feeder, so each feeder applies its
+// workers' events without waiting for another.
+func TestFactory_FlashLanePerFeeder(t *testing.T) {
+	for _, c := range []struct{ writers, feeders, lanes int }{{0, 3, 3}, {0, 1, 1}, {2, 3, 2}} {
+		f, err := factory("flash", 16, c.writers, c.feeders, 512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix := f().(*flash.Indexer)
+		if ix.Lanes() != c.lanes {
+			t.Errorf("writers %d, feeders %d: %d lanes, want %d", c.writers, c.feeders, ix.Lanes(), c.lanes)
+		}
+		ix.Close()
 	}
 }
