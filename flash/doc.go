@@ -51,8 +51,10 @@
 // # Operations
 //
 // New builds the Flash index (Indexer): events apply on pinned writer
-// goroutines, sticky by worker ID (WithWriters(0): on the caller's goroutine);
-// FindMatches runs on the caller's goroutine without locks. TryApply refuses
+// goroutines, sticky by worker ID (WithWriters(0): on the caller's
+// goroutine, under its worker's lane; with WithSyncLanes callers whose
+// workers are in different lanes, LaneOf, apply in parallel); FindMatches
+// runs on the caller's goroutine without locks. TryApply refuses
 // instead of waiting when a writer's queue is full. WithEventIDs detects gaps
 // and restarts in each worker's event ids and reports them for resync. Dump
 // and Restore write and load versioned, checksummed snapshots of all or some

@@ -221,8 +221,9 @@ func (m *Map) level(pos int) *level {
 	n := max(2*len(d.levels), pos+1, 16)
 	nd := &directory{levels: make([]*level, n)}
 	copy(nd.levels, d.levels)
+	fresh := make([]level, n-len(d.levels)) // one allocation for the new levels
 	for i := len(d.levels); i < n; i++ {
-		lv := &level{}
+		lv := &fresh[i-len(d.levels)]
 		for j := range lv.shards {
 			lv.shards[j].tab = &lv.tabs[j]
 			if i < hotPositions {
