@@ -135,6 +135,26 @@ func TestMap_ChurnBounded(t *testing.T) {
 	}
 }
 
+// A full table grows 4× while it is small and 2× from 256 slots; a table
+// never holds more than 3/4 of its slots.
+func TestMap_GrowthGenerations(t *testing.T) {
+	m := shardmap.New(shardmap.WithShardBits(0))
+	var caps []int
+	for k := uint64(1); k <= 3000; k++ {
+		put(m, 0, k, k)
+		if s := m.Stats(); len(caps) == 0 || s.Slots != caps[len(caps)-1] {
+			if s.Keys*4 > s.Slots*3 {
+				t.Fatalf("%d keys in %d slots", s.Keys, s.Slots)
+			}
+			caps = append(caps, s.Slots)
+		}
+	}
+	want := []int{8, 32, 128, 512, 1024, 2048, 4096}
+	if fmt.Sprint(caps) != fmt.Sprint(want) {
+		t.Fatalf("table sizes %v, want %v", caps, want)
+	}
+}
+
 // Keys crafted to collide in the low bits of an unkeyed table keep probe
 // lengths like random keys.
 func TestMap_HashFloodingBounded(t *testing.T) {
