@@ -42,7 +42,11 @@
 //
 // # Sequence numbers
 //
-// Each endpoint's sequence is followed on its own goroutine. On the first
+// Each endpoint's sequence is followed on its own goroutine, which hands
+// the events to the index's Apply (on an index made with
+// flash.WithWriters(0) and flash.WithSyncLanes, that goroutine applies them
+// itself, in parallel with endpoints whose workers are in other lanes). On
+// the first
 // connection, before any live batch, the replay socket (when there is one)
 // is asked for everything it holds, so that a router started next to an
 // idle engine learns its cache at once. Then, for each live batch:

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,7 +120,9 @@ type routeScratch struct {
 }
 
 func newServer(cfg config, log *slog.Logger) (*server, error) {
-	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers))}
+	// With no writers, the subscriber's goroutines (one per endpoint) apply
+	// the events themselves, in a lane per CPU.
+	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)))}
 	s.sub = kvevents.New(s.ix, kvevents.WithLogger(log), kvevents.WithResyncHandler(func(r kvevents.Resync) {
 		log.Warn("workers cleared", "endpoint", r.Endpoint, "reason", r.Reason.String(), "lost_from", r.From, "lost_to", r.To, "workers", len(r.Cleared))
 	}))
@@ -292,7 +295,7 @@ func main() {
 	flag.Var(&cfg.endpoints, "endpoint", "engine KV-event publisher: ADDR[,replay=ADDR][,topic=T][,worker=ID][,dp=RANK][,ranks=N] (repeatable)")
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "HTTP address for /route, /metrics and /healthz")
 	flag.IntVar(&cfg.blockSize, "block-size", flash.DefaultBlockSize, "tokens per KV block (the engines')")
-	flag.IntVar(&cfg.writers, "writers", flash.DefaultWriters(), "index writer goroutines")
+	flag.IntVar(&cfg.writers, "writers", flash.DefaultWriters(), "index writer goroutines (0: the subscriber's goroutine of each endpoint applies its events, in a lane per CPU)")
 	flag.BoolVar(&cfg.demo, "demo", false, "also run a built-in engine that publishes synthetic events on loopback")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))

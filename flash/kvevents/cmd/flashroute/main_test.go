@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -32,7 +33,13 @@ func TestParseEndpoint(t *testing.T) {
 // feeds the index, /route finds the engine's ranks for a demo prompt and
 // /metrics shows the counters.
 func TestServer_Demo(t *testing.T) {
-	cfg := config{blockSize: 16, writers: 1, demo: true}
+	for _, writers := range []int{1, 0} {
+		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) { testDemo(t, writers) })
+	}
+}
+
+func testDemo(t *testing.T, writers int) {
+	cfg := config{blockSize: 16, writers: writers, demo: true}
 	s, err := newServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +96,6 @@ func TestServer_Demo(t *testing.T) {
 		`flash_kvevents_batches_total`,
 		`flash_query_duration_seconds_count`,
 		`flash_worker_blocks{dp_rank="`,
-		`flash_queue_depth{writer="0"}`,
 		`flash_kvevents_endpoint_up{endpoint="tcp://127.0.0.1:`,
 		`flash_kvevents_endpoint_next_seq{endpoint="tcp://127.0.0.1:`,
 		`flash_kvevents_dropped_total{reason="bad_event"} 0`,
@@ -99,5 +105,9 @@ func TestServer_Demo(t *testing.T) {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// Writer goroutines have queues; a synchronous index has none.
+	if q := strings.Contains(string(text), `flash_queue_depth{writer="0"}`); q != (writers > 0) {
+		t.Errorf("writers %d: /metrics has flash_queue_depth{writer=\"0\"}: %v", writers, q)
 	}
 }
