@@ -55,13 +55,7 @@ func TestFlash_SyncLanesParallelApply(t *testing.T) {
 	cfg.MaxWorkers = 64
 	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(appliers))
 	defer ix.Close()
-	base := flashtest.Seqs(1, 200)
-	prompts := []flashtest.Prompt{base}
-	for i := 0; i < 4; i++ {
-		p := append(flashtest.Prompt{}, base...)
-		p[5+i*40] = flashtest.L(uint64(5000 + i))
-		prompts = append(prompts, p)
-	}
+	prompts := flashtest.Variants(flashtest.Seqs(1, 200), 4, 5, 40, 5000)
 	// Each applier owns the workers of its lane.
 	owned := make([][]flash.Worker, appliers)
 	for id := uint64(0); len(owned[0])+len(owned[1])+len(owned[2])+len(owned[3]) < appliers*workersEach; id++ {
@@ -149,16 +143,12 @@ func TestFlash_SyncLanesParallelApply(t *testing.T) {
 	if applied < appliers*rounds/2 {
 		t.Fatalf("only %d of %d events applied", applied, appliers*rounds)
 	}
-	var sc, rsc flash.Scores
+	var sc flash.Scores
 	for _, p := range prompts {
 		for _, d := range []int{1, 7, 64, len(p)} {
 			q := flash.Query{Locals: p[:d]}
-			ix.FindMatches(q, &sc)
-			ref.FindMatches(q, &rsc)
-			sc.Sort()
-			rsc.Sort()
-			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
-				t.Fatalf("depth %d: got %v\nmodel %v", d, sc.Matches, rsc.Matches)
+			if got, want := answer(ix, q, &sc), answer(ref, q, &sc); got != want {
+				t.Fatalf("depth %d: got %s\nmodel %s", d, got, want)
 			}
 		}
 	}
@@ -169,4 +159,12 @@ func TestFlash_SyncLanesParallelApply(t *testing.T) {
 			}
 		}
 	}
+}
+
+// answer is idx's answer to q, sorted, as text: two indexes agree on q when
+// their answers are equal.
+func answer(idx flash.Index, q flash.Query, sc *flash.Scores) string {
+	idx.FindMatches(q, sc)
+	sc.Sort()
+	return fmt.Sprint(sc.Matches)
 }

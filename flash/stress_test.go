@@ -35,13 +35,7 @@ func TestFlash_ConcurrentStress(t *testing.T) {
 		_ = ref.Apply(ev)
 	}
 	// Shared prompts with chunk collisions at equal positions.
-	base := flashtest.Seqs(1, 300)
-	prompts := []flashtest.Prompt{base}
-	for i := 0; i < 6; i++ {
-		p := append(flashtest.Prompt{}, base...)
-		p[10+i*37] = flashtest.L(uint64(1000 + i))
-		prompts = append(prompts, p)
-	}
+	prompts := flashtest.Variants(flashtest.Seqs(1, 300), 6, 10, 37, 1000)
 	// Stable workers: never touched after this.
 	stable := map[flash.Worker]int{}
 	for i := 0; i < 8; i++ {
@@ -98,7 +92,7 @@ func TestFlash_ConcurrentStress(t *testing.T) {
 		}
 	}()
 	r := rand.New(rand.NewPCG(7, 7))
-	var sc, rsc flash.Scores
+	var sc flash.Scores
 	for round := 0; round < rounds; round++ {
 		for i := 0; i < 200; i++ {
 			w := flash.Worker{ID: uint64(r.IntN(churners)), DPRank: uint32(r.IntN(2))}
@@ -132,17 +126,12 @@ func TestFlash_ConcurrentStress(t *testing.T) {
 		}
 		for _, p := range prompts {
 			q := flash.Query{Locals: p}
-			ix.FindMatches(q, &sc)
-			ref.FindMatches(q, &rsc)
-			sc.Sort()
-			rsc.Sort()
-			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
-				t.Fatalf("round %d: got %v\nmodel %v", round, sc.Matches, rsc.Matches)
+			want := answer(ref, q, &sc)
+			if got := answer(ix, q, &sc); got != want {
+				t.Fatalf("round %d: got %s\nmodel %s", round, got, want)
 			}
-			restored.FindMatches(q, &sc)
-			sc.Sort()
-			if fmt.Sprint(sc.Matches) != fmt.Sprint(rsc.Matches) {
-				t.Fatalf("round %d: restored snapshot %v\nmodel %v", round, sc.Matches, rsc.Matches)
+			if got := answer(restored, q, &sc); got != want {
+				t.Fatalf("round %d: restored snapshot %s\nmodel %s", round, got, want)
 			}
 		}
 		restored.Close()

@@ -85,6 +85,19 @@ func Seqs(seed uint64, n int) Prompt {
 	return p
 }
 
+// Variants returns base and n copies of it, copy i with block at+i*step
+// replaced by L(id+i): prompts that share prefixes and whose chunks collide
+// at equal positions.
+func Variants(base Prompt, n, at, step int, id uint64) []Prompt {
+	out := []Prompt{base}
+	for i := 0; i < n; i++ {
+		p := append(Prompt{}, base...)
+		p[at+i*step] = L(id + uint64(i))
+		out = append(out, p)
+	}
+	return out
+}
+
 // fixture wraps an index under test.
 type fixture struct {
 	t   testing.TB
