@@ -14,7 +14,12 @@ import (
 // its live keys. Keys are placed by a keyed hash: sequence hashes derive from
 // user prompts.
 type intMap struct {
-	slots  []imSlot // key and value side by side: a lookup touches one line
+	slots []imSlot // key and value side by side
+	// ctrl has a byte per slot: 0 when empty, else the tag of its key's
+	// hash. A probe scans ctrl and reads a slot only on a matching tag, so
+	// a miss (every new block's validation) touches one line of ctrl, 16
+	// times denser than the slots and so far likelier in cache.
+	ctrl   []uint8
 	mask   uint64
 	n      int
 	hasZ   bool // key 0 lives outside the table
@@ -39,12 +44,22 @@ func (m *intMap) init(k0, k1 uint64) {
 }
 
 func (m *intMap) alloc(c int) {
-	m.slots = make([]imSlot, c)
+	// One allocation: c slots, then c control bytes in c/16 more slots
+	// (c is a power of two from 8, so c/16 rounds up to 1 at the least).
+	mem := make([]imSlot, c+(c+15)/16)
+	m.slots = mem[:c:c]
+	m.ctrl = unsafe.Slice((*uint8)(unsafe.Pointer(&mem[c])), c)
 	m.mask = uint64(c - 1)
 }
 
-// slot places k by the shardmap's keyed hash.
-func (m *intMap) slot(k uint64) uint64 { return shardmap.Hash(k, m.k0, m.k1) & m.mask }
+// hash is the shardmap's keyed hash: its low bits place a key, its top 7
+// bits are its tag.
+func (m *intMap) hash(k uint64) uint64 { return shardmap.Hash(k, m.k0, m.k1) }
+
+func tagOf(h uint64) uint8 { return uint8(h>>57) + 1 }
+
+// slot places k.
+func (m *intMap) slot(k uint64) uint64 { return m.hash(k) & m.mask }
 
 func (m *intMap) len() int { return m.n }
 
@@ -52,12 +67,16 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 	if k == 0 {
 		return m.zv, m.hasZ
 	}
-	for i := m.slot(k); ; i = (i + 1) & m.mask {
-		switch e := &m.slots[i]; e.key {
-		case k:
-			return e.val, true
+	h := m.hash(k)
+	tag := tagOf(h)
+	for i := h & m.mask; ; i = (i + 1) & m.mask {
+		switch m.ctrl[i] {
 		case 0:
 			return 0, false
+		case tag:
+			if e := &m.slots[i]; e.key == k {
+				return e.val, true
+			}
 		}
 	}
 }
@@ -73,31 +92,37 @@ func (m *intMap) put(k uint64, v uint32) {
 	if (m.n+1)*4 > len(m.slots)*3 {
 		m.grow(2 * len(m.slots))
 	}
-	for i := m.slot(k); ; i = (i + 1) & m.mask {
-		switch e := &m.slots[i]; e.key {
-		case k:
-			e.val = v
-			return
+	h := m.hash(k)
+	tag := tagOf(h)
+	for i := h & m.mask; ; i = (i + 1) & m.mask {
+		switch m.ctrl[i] {
 		case 0:
-			e.key, e.val = k, v
+			m.ctrl[i] = tag
+			m.slots[i] = imSlot{key: k, val: v}
 			m.n++
 			return
+		case tag:
+			if e := &m.slots[i]; e.key == k {
+				e.val = v
+				return
+			}
 		}
 	}
 }
 
 func (m *intMap) grow(c int) {
-	old := m.slots
+	old, oldCtrl := m.slots, m.ctrl
 	m.alloc(c)
-	for _, e := range old {
-		if e.key == 0 {
+	for i, tag := range oldCtrl {
+		if tag == 0 {
 			continue
 		}
-		j := m.slot(e.key)
-		for m.slots[j].key != 0 {
+		j := m.slot(old[i].key)
+		for m.ctrl[j] != 0 {
 			j = (j + 1) & m.mask
 		}
-		m.slots[j] = e
+		m.ctrl[j] = tag
+		m.slots[j] = old[i]
 	}
 }
 
@@ -109,9 +134,11 @@ func (m *intMap) del(k uint64) {
 		m.hasZ = false
 		return
 	}
-	i := m.slot(k)
-	for m.slots[i].key != k {
-		if m.slots[i].key == 0 {
+	h := m.hash(k)
+	tag := tagOf(h)
+	i := h & m.mask
+	for m.ctrl[i] != tag || m.slots[i].key != k {
+		if m.ctrl[i] == 0 {
 			return
 		}
 		i = (i + 1) & m.mask
@@ -119,14 +146,14 @@ func (m *intMap) del(k uint64) {
 	m.n--
 	// Backward-shift: move later members of the cluster into the hole when
 	// their home slot does not lie cyclically in (hole, their slot].
-	for j := (i + 1) & m.mask; m.slots[j].key != 0; j = (j + 1) & m.mask {
+	for j := (i + 1) & m.mask; m.ctrl[j] != 0; j = (j + 1) & m.mask {
 		home := m.slot(m.slots[j].key)
 		if (j-home)&m.mask >= (j-i)&m.mask {
-			m.slots[i] = m.slots[j]
+			m.slots[i], m.ctrl[i] = m.slots[j], m.ctrl[j]
 			i = j
 		}
 	}
-	m.slots[i] = imSlot{}
+	m.slots[i], m.ctrl[i] = imSlot{}, 0
 	// Shrink only large, mostly empty maps, and by enough that a worker
 	// whose cache fills and drains in cycles does not reallocate each time.
 	if len(m.slots) > intMapShrinkAbove && m.n*16 < len(m.slots) {
@@ -142,6 +169,7 @@ func (m *intMap) reset() {
 		return
 	}
 	clear(m.slots)
+	clear(m.ctrl)
 }
 
 // each calls f for every key and value.
@@ -149,14 +177,17 @@ func (m *intMap) each(f func(k uint64, v uint32)) {
 	if m.hasZ {
 		f(0, m.zv)
 	}
-	for _, e := range m.slots {
-		if e.key != 0 {
-			f(e.key, e.val)
+	for i, tag := range m.ctrl {
+		if tag != 0 {
+			f(m.slots[i].key, m.slots[i].val)
 		}
 	}
 }
 
-// prefetch asks the CPU for the slot where k is probed first.
+// prefetch asks the CPU for the control byte and the slot where k is probed
+// first.
 func (m *intMap) prefetch(k uint64) {
-	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.slots))) + uintptr(m.slot(k))*unsafe.Sizeof(imSlot{}))
+	i := uintptr(m.slot(k))
+	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.ctrl))) + i)
+	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.slots))) + i*unsafe.Sizeof(imSlot{}))
 }
