@@ -75,7 +75,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
-	fs.IntVar(&o.refine, "refine", 2, "bisections between the highest sustained load and the next (the threshold to within step^(1/2^refine))")
+	fs.IntVar(&o.refine, "refine", 3, "bisections between the highest sustained load and the next (the threshold to within step^(1/2^refine))")
 	fs.Float64Var(&o.sweepMax, "sweep-max", 2e9, "largest offered load, block-ops/s")
 	fs.DurationVar(&o.minTime, "min-time", 300*time.Millisecond, "measure each offered load for at least this long (the workload repeats on fresh indexes)")
 	fs.StringVar(&o.out, "out", filepath.Join("bench", "out"), "directory for plots")
