@@ -227,49 +227,102 @@ func Repeat(wl *sim.Workload, f Factory, offered float64, minTime time.Duration,
 // load is measured for at least minTime. Then it bisects (geometrically)
 // refine times between the highest sustained load and the next one, so the
 // threshold is known to within step^(1/2^refine). A load that is not
-// sustained is measured twice and keeps the better measurement. It returns every point, in
-// order of offered load, and the threshold: the highest sustained achieved
-// load.
+// sustained is measured twice and keeps the better measurement. It returns
+// every point, in order of offered load, and the threshold: the highest
+// sustained achieved load.
 func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, minTime time.Duration, refine int, o Options, progress func(Result)) (points []Result, threshold float64) {
-	misses := 0
-	lo, hi := 0.0, 0.0 // highest sustained offered load, the first one above it not sustained
-	measure := func(load float64) Result {
-		r := Repeat(wl, f, load, minTime, o)
-		if !r.Keeps() {
-			// Interference on a shared machine only ever slows a run
-			// down: a load counts as not sustained when a second
-			// measurement agrees; the better of the two is the point.
-			if r2 := Repeat(wl, f, load, minTime, o); r2.Achieved > r.Achieved {
-				r = r2
-			}
-		}
-		points = append(points, r)
-		if progress != nil {
-			progress(r)
-		}
-		return r
-	}
-	for load := start; load <= maxLoad && misses < 2; load *= step {
-		r := measure(load)
-		if r.Keeps() {
-			threshold = max(threshold, r.Achieved)
-			lo, hi, misses = load, 0, 0
-		} else {
-			if hi == 0 {
-				hi = load
-			}
-			misses++
+	sw := NewSweeper(start, step, maxLoad, refine)
+	for load, ok := sw.Next(); ok; load, ok = sw.Next() {
+		if p, done := sw.Record(Repeat(wl, f, load, minTime, o)); done && progress != nil {
+			progress(p)
 		}
 	}
-	for i := 0; i < refine && lo > 0 && hi > 0; i++ {
-		mid := math.Sqrt(lo * hi)
-		if r := measure(mid); r.Keeps() {
-			threshold = max(threshold, r.Achieved)
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	slices.SortFunc(points, func(a, b Result) int { return cmp.Compare(a.Offered, b.Offered) })
-	return points, threshold
+	return sw.Points(), sw.Threshold()
 }
+
+// Sweeper plans Sweep's measurements one at a time, so that the sweeps of
+// several indexes can take turns (each measuring one load, then the next
+// index) and share whatever the machine does meanwhile: the ratio of two
+// thresholds is then not the ratio of two different hours.
+type Sweeper struct {
+	step, maxLoad float64
+	refine        int
+	load          float64 // the load to measure next
+	misses        int     // loads in a row not sustained, while growing
+	bisecting     bool    // growing is over
+	bisected      int
+	lo, hi        float64 // highest sustained offered load, the first one above it not sustained
+	first         *Result // a load's first measurement, not sustained: it is measured again
+	threshold     float64
+	points        []Result
+	done          bool
+}
+
+// NewSweeper plans a sweep from start (see Sweep).
+func NewSweeper(start, step, maxLoad float64, refine int) *Sweeper {
+	return &Sweeper{step: step, maxLoad: maxLoad, refine: refine, load: start, done: start > maxLoad}
+}
+
+// Next returns the offered load to measure next, or false when the sweep is
+// over.
+func (s *Sweeper) Next() (float64, bool) { return s.load, !s.done }
+
+// Record takes the measurement of the load Next returned. It returns the
+// load's point and true once the load is settled (a load not sustained is
+// asked for twice, and keeps the better of its two measurements).
+func (s *Sweeper) Record(r Result) (Result, bool) {
+	if !r.Keeps() && s.first == nil {
+		// Interference on a shared machine only ever slows a run down: a
+		// load counts as not sustained when a second measurement agrees.
+		s.first = &r
+		return Result{}, false
+	}
+	if s.first != nil {
+		if s.first.Achieved > r.Achieved {
+			r = *s.first
+		}
+		s.first = nil
+	}
+	s.points = append(s.points, r)
+	if r.Keeps() {
+		s.threshold = max(s.threshold, r.Achieved)
+	}
+	if !s.bisecting {
+		if r.Keeps() {
+			s.lo, s.hi, s.misses = s.load, 0, 0
+		} else {
+			if s.hi == 0 {
+				s.hi = s.load
+			}
+			s.misses++
+		}
+		if next := s.load * s.step; next <= s.maxLoad && s.misses < 2 {
+			s.load = next
+			return r, true
+		}
+		s.bisecting = true
+	} else {
+		if r.Keeps() {
+			s.lo = s.load
+		} else {
+			s.hi = s.load
+		}
+		s.bisected++
+	}
+	if s.bisected < s.refine && s.lo > 0 && s.hi > 0 {
+		s.load = math.Sqrt(s.lo * s.hi)
+		return r, true
+	}
+	s.done = true
+	return r, true
+}
+
+// Points returns every settled point, in order of offered load.
+func (s *Sweeper) Points() []Result {
+	pts := slices.Clone(s.points)
+	slices.SortFunc(pts, func(a, b Result) int { return cmp.Compare(a.Offered, b.Offered) })
+	return pts
+}
+
+// Threshold returns the highest sustained achieved load so far.
+func (s *Sweeper) Threshold() float64 { return s.threshold }

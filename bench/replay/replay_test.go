@@ -192,3 +192,66 @@ func TestSweep_RetriesAFailedLoad(t *testing.T) {
 		t.Fatalf("%d indexes made, points %v, threshold %.0f: the stalled run was not measured again", made, pts, th)
 	}
 }
+
+// Sweepers taking turns plan exactly what each plans alone: a load not
+// sustained is asked for twice in a row, and the threshold is bracketed to
+// within step^(1/2^refine).
+func TestSweeper_Interleaved(t *testing.T) {
+	capacity := []float64{1000, 37000}
+	measure := func(i int, load float64) Result {
+		return Result{Offered: load, Achieved: min(load, capacity[i])}
+	}
+	alone := make([][]float64, len(capacity))
+	sws := make([]*Sweeper, len(capacity))
+	for i := range capacity {
+		sw := NewSweeper(100, 2, 1e9, 3)
+		for load, ok := sw.Next(); ok; load, ok = sw.Next() {
+			alone[i] = append(alone[i], load)
+			sw.Record(measure(i, load))
+		}
+		sws[i] = sw
+	}
+	together := make([][]float64, len(capacity))
+	turns := []*Sweeper{NewSweeper(100, 2, 1e9, 3), NewSweeper(100, 2, 1e9, 3)}
+	for busy := true; busy; {
+		busy = false
+		for i, sw := range turns {
+			if load, ok := sw.Next(); ok {
+				busy = true
+				together[i] = append(together[i], load)
+				sw.Record(measure(i, load))
+			}
+		}
+	}
+	for i := range capacity {
+		if fmt.Sprint(alone[i]) != fmt.Sprint(together[i]) {
+			t.Fatalf("sweep %d: alone %v, taking turns %v", i, alone[i], together[i])
+		}
+		if a, b := turns[i].Threshold(), sws[i].Threshold(); a != b || a <= 0 {
+			t.Fatalf("sweep %d: thresholds %.0f and %.0f", i, a, b)
+		}
+		// Every load not sustained was asked for twice in a row.
+		asked := map[float64]int{}
+		for _, l := range alone[i] {
+			asked[l]++
+		}
+		var lo, hi float64
+		for _, p := range turns[i].Points() {
+			want := 1
+			if !p.Keeps() {
+				want = 2
+				if hi == 0 || p.Offered < hi {
+					hi = p.Offered
+				}
+			} else {
+				lo = max(lo, p.Offered)
+			}
+			if asked[p.Offered] != want {
+				t.Fatalf("sweep %d: load %.0f asked %d times, want %d", i, p.Offered, asked[p.Offered], want)
+			}
+		}
+		if hi/lo > math.Pow(2, 1.0/8)*1.0001 {
+			t.Fatalf("sweep %d: threshold bracket %.0f..%.0f wider than 2^(1/8)", i, lo, hi)
+		}
+	}
+}

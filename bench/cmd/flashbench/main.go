@@ -304,16 +304,41 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 		var lats [][]time.Duration
 		var flashTh float64
 		rows := []*Row{}
+		// The backends' sweeps take turns, a load each, so that every
+		// backend meets the machine's moods alike and the ratios of one run
+		// compare like with like.
+		type sweep struct {
+			name string
+			f    replay.Factory
+			sw   *replay.Sweeper
+		}
+		var sweeps []sweep
 		for _, b := range strings.Split(o.backends, ",") {
 			b = strings.TrimSpace(b)
 			f, err := factory(b, workers, o.writers, o.feeders, o.blockSize)
 			if err != nil {
 				return err
 			}
+			sweeps = append(sweeps, sweep{b, f, replay.NewSweeper(o.sweepStart, o.sweepStep, o.sweepMax, o.refine)})
+		}
+		ropts := replay.Options{Readers: o.readers, Feeders: o.feeders}
+		for busy := true; busy; {
+			busy = false
+			for _, s := range sweeps {
+				load, ok := s.sw.Next()
+				if !ok {
+					continue
+				}
+				busy = true
+				if r, settled := s.sw.Record(replay.Repeat(wl, s.f, load, o.minTime, ropts)); settled {
+					pr.printf("%s, %d workers: offered %s → achieved %s block-ops/s", s.name, workers, plots.SI(r.Offered), plots.SI(r.Achieved))
+				}
+			}
+		}
+		for _, s := range sweeps {
+			b, f := s.name, s.f
 			row := &Row{Backend: b, Workers: workers}
-			pts, th := replay.Sweep(wl, f, o.sweepStart, o.sweepStep, o.sweepMax, o.minTime, o.refine, replay.Options{Readers: o.readers, Feeders: o.feeders}, func(r replay.Result) {
-				pr.printf("%s, %d workers: offered %s → achieved %s block-ops/s", b, workers, plots.SI(r.Offered), plots.SI(r.Achieved))
-			})
+			pts, th := s.sw.Points(), s.sw.Threshold()
 			for _, p := range pts {
 				row.Points = append(row.Points, Point{p.Offered, p.Achieved})
 				row.offered = append(row.offered, p.Offered)
@@ -324,7 +349,9 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 			if th > 0 {
 				pr.printf("%s, %d workers: latency at half of the threshold", b, workers)
 				idx := f()
-				r := replay.Run(wl, idx, th/2, replay.Options{Readers: o.readers, Feeders: o.feeders, RecordLatency: true, MeasureRuntime: true})
+				lo := ropts
+				lo.RecordLatency, lo.MeasureRuntime = true, true
+				r := replay.Run(wl, idx, th/2, lo)
 				_ = idx.Close()
 				row.LatencyLoad = th / 2
 				row.P50, row.P99, row.P999 = float64(replay.Quantile(r.Latencies, 0.5)), float64(replay.Quantile(r.Latencies, 0.99)), float64(replay.Quantile(r.Latencies, 0.999))
