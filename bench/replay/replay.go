@@ -243,7 +243,7 @@ func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, minTime ti
 // Sweeper plans Sweep's measurements one at a time, so that the sweeps of
 // several indexes can take turns (each measuring one load, then the next
 // index) and share whatever the machine does meanwhile: the ratio of two
-// thresholds is then not the ratio of two different hours.
+// thresholds is then not the ratio of two different minutes.
 type Sweeper struct {
 	step, maxLoad float64
 	refine        int
