@@ -38,7 +38,11 @@ func TestRun_AppliesEverything(t *testing.T) {
 func testAppliesEverything(t *testing.T, idx *flash.Indexer, feeders int) {
 	wl := workload(t, 1500)
 	defer idx.Close()
-	r := Run(wl, idx, 3e5, Options{Feeders: feeders, RecordLatency: true, MeasureRuntime: true})
+	offered := 3e5
+	if raceEnabled {
+		offered = 3e4
+	}
+	r := Run(wl, idx, offered, Options{Feeders: feeders, RecordLatency: true, MeasureRuntime: true})
 	if !r.Keeps() || len(r.Latencies) != wl.Queries {
 		t.Fatalf("offered %.0f achieved %.0f, %d latencies for %d queries", r.Offered, r.Achieved, len(r.Latencies), wl.Queries)
 	}

@@ -17,8 +17,12 @@ func TestRun_Small(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "r.json")
 	var out bytes.Buffer
+	start := "5e5"
+	if raceEnabled {
+		start = "5e4"
+	}
 	args := []string{"--requests", "400", "--backends", "flash,naive,radix", "--block-size", "128",
-		"--sweep-start", "5e5", "--sweep-step", "8", "--min-time", "0", "--out", dir, "--json", jsonPath, "--quiet"}
+		"--sweep-start", start, "--sweep-step", "8", "--min-time", "0", "--out", dir, "--json", jsonPath, "--quiet"}
 	if err := run(args, &out, os.Stderr); err != nil {
 		t.Fatal(err)
 	}
