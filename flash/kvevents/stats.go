@@ -13,7 +13,7 @@ type Stats struct {
 	BadEvents       uint64 // events dropped: ErrTokenCount or ErrBlockSize
 	UnknownEvents   uint64 // events skipped: a tag this package does not know
 	OtherMedium     uint64 // events skipped: a medium other than GPU
-	ApplyErrors     uint64 // events the index refused at admission (its Stats say why)
+	ApplyErrors     uint64 // events the index's Apply refused: at admission, or any rejection of a synchronous index (its Stats say why)
 	Gaps            uint64 // sequence numbers that skipped ahead (batches lost)
 	Restarts        uint64 // sequence numbers that went back (the engine restarted)
 	LateJoins       uint64 // first batches of a stream that did not start at 0
