@@ -270,6 +270,25 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{W(1): 10})
 		x.expect(Concat(p[:6], Prompt{p[2], L(999)}), map[flash.Worker]int{W(1): 6})
 	}},
+	{"repeat_in_large_batch_rejected", func(t testing.TB, f Factory) {
+		// Batches of every size class an index may treat apart, each with
+		// one engine id twice (first and last, adjacent, near the end), then
+		// the batch without the repeat.
+		x := newFixture(t, f, cfg())
+		for k, n := range []int{17, 100, 256, 257, 700} {
+			w := W(uint64(10 + k))
+			p := Seqs(uint64(100+n), n)
+			for _, pair := range [][2]int{{0, n - 1}, {n / 2, n/2 + 1}, {n - 3, n - 2}} {
+				b := p.Blocks(0, n, 0)
+				b[pair[1]].Hash = b[pair[0]].Hash
+				x.reject(flash.StoredEvent(w, b...), flash.ErrHashConflict)
+			}
+			x.blocks(w, 0)
+			x.apply(flash.StoredEvent(w, p.Blocks(0, n, 0)...))
+			x.blocks(w, n)
+			x.expect(p, map[flash.Worker]int{w: n})
+		}
+	}},
 	{"salted_duplicate_content", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())
 		p := Seqs(1, 6)
