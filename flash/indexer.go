@@ -362,41 +362,40 @@ func (ix *Indexer) entry(head arena.Handle, seq SeqHash) arena.Handle {
 }
 
 // attach sets worker slot w in the shared entry (pos, local, seq), creating
-// the entry if needed, and returns its handle and whether the bit was set
-// already.
-func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) (arena.Handle, bool) {
+// the entry if needed, and reports whether the bit was set already.
+func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) (had bool) {
 	var l shardmap.Locked
 	ix.lock(&l, pos, local)
 	head := arena.Handle(l.Get())
 	if h := ix.entry(head, seq); h != 0 {
 		b := arena.Bits(ix.ar.Slot(h.Ref()))
-		had := bitset.AtomicTest(b, w)
+		had = bitset.AtomicTest(b, w)
 		if !had {
 			bitset.AtomicSet(b, w)
 		}
 		l.Unlock()
-		return h, had
+		return had
 	}
-	h := al.AllocWith(uint64(seq), head, w)
-	l.Put(uint64(h))
+	l.Put(uint64(al.AllocWith(uint64(seq), head, w)))
 	l.Unlock()
-	return h, false
+	return false
 }
 
-// detach clears worker slot w in the shared entry r at (pos, local); the
-// last worker out unlinks and frees the entry.
-func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, r arena.Ref, w int) {
+// detach clears worker slot w in the shared entry (pos, local, seq), which
+// the worker holds; the last worker out unlinks and frees the entry.
+func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) {
 	var l shardmap.Locked
 	ix.lock(&l, pos, local)
-	h := ix.ar.Live(r) // the writer keeps r live: its version is current
-	s := ix.ar.Slot(r)
+	head := arena.Handle(l.Get())
+	h := ix.entry(head, seq)
+	s := ix.ar.Slot(h.Ref())
 	b := arena.Bits(s)
 	if !bitset.AtomicClear(b, w) || !bitset.IsZero(b) {
 		l.Unlock()
 		return
 	}
 	next := arena.Next(s)
-	if head := arena.Handle(l.Get()); head == h {
+	if head == h {
 		l.Put(uint64(next))
 	} else {
 		for p := head; p != 0; {

@@ -56,11 +56,11 @@ func TestIntMap_RandomOps(t *testing.T) {
 	}
 }
 
-// A node is 48 bytes: one per (block, worker), the largest share of the
+// A node is 40 bytes: one per (block, worker), the largest share of the
 // index's memory.
 func TestNode_Size(t *testing.T) {
-	if n := unsafe.Sizeof(node{}); n != 48 {
-		t.Fatalf("node is %d bytes, want 48", n)
+	if n := unsafe.Sizeof(node{}); n != 40 {
+		t.Fatalf("node is %d bytes, want 40", n)
 	}
 }
 

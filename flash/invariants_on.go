@@ -25,34 +25,36 @@ func (ln *lane) checkWorker(ws *workerState) {
 	refs := 0
 	for i := uint32(0); i < ws.n; i++ {
 		n := ws.node(i)
-		if !n.live {
+		if !n.live() {
 			continue
 		}
-		refs += int(n.refs)
-		if n.refs == 0 && n.child == 0 {
+		refs += int(n.refs())
+		if n.refs() == 0 && n.child == 0 {
 			fail("node %d is a ghost without children", i)
 		}
-		parentAttached := n.parent == 0 || ws.node(n.parent-1).attached
-		if n.attached != (n.refs > 0 && parentAttached) {
-			fail("node %d at %d: attached=%v refs=%d parent attached=%v", i, n.pos, n.attached, n.refs, parentAttached)
+		parentAttached := n.parent == 0 || ws.node(n.parent-1).attached()
+		if n.attached() != (n.refs() > 0 && parentAttached) {
+			fail("node %d at %d: attached=%v refs=%d parent attached=%v", i, n.pos, n.attached(), n.refs(), parentAttached)
 		}
 		if n.parent != 0 && ws.node(n.parent-1).pos+1 != n.pos {
 			fail("node %d at %d under a parent at %d", i, n.pos, ws.node(n.parent-1).pos)
 		}
-		if !ws.complex && (!n.attached || n.refs != 1) {
-			fail("simple worker with node %d attached=%v refs=%d", i, n.attached, n.refs)
+		if !ws.complex && (!n.attached() || n.refs() != 1) {
+			fail("simple worker with node %d attached=%v refs=%d", i, n.attached(), n.refs())
 		}
 		if ws.complex {
 			if ci, ok := ws.content.get(contentKey(n.pos, n.seq)); !ok || ci != i {
 				fail("content map misses node %d", i)
 			}
 		}
-		if n.attached {
-			// The entry the index reaches for (pos, local, seq) is the
-			// node's, live, and holds the worker.
+		if n.attached() {
+			// The index reaches a live entry for (pos, local, seq), and it
+			// holds the worker.
 			found := ln.ix.entry(arena.Handle(ln.ix.tab.Get(int(n.pos), uint64(n.local))), n.seq)
-			s := ln.ix.ar.Slot(n.entry)
-			if found.Ref() != n.entry || !arena.Current(s, found) || !bitset.AtomicTest(arena.Bits(s), ws.slot) {
+			if found == 0 {
+				fail("node %d: no shared entry", i)
+			}
+			if s := ln.ix.ar.Slot(found.Ref()); !arena.Current(s, found) || !bitset.AtomicTest(arena.Bits(s), ws.slot) {
 				fail("node %d: shared entry lacks the worker", i)
 			}
 		}

@@ -52,7 +52,7 @@ func dumpWorker(ws *workerState) snapWorker {
 	ws.ext.each(func(k uint64, v uint32) { ids[v] = append(ids[v], ExternalHash(k)) })
 	var order []uint32
 	for i := uint32(0); i < ws.n; i++ {
-		if ws.node(i).live {
+		if ws.node(i).live() {
 			order = append(order, i)
 		}
 	}
@@ -297,7 +297,7 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 		if sn.parent != 0 {
 			parent = idx[sn.parent-1] + 1
 		}
-		i := ws.newNode(node{seq: sn.seq, local: sn.local, pos: sn.pos, parent: parent, refs: uint32(len(sn.ids))})
+		i := ws.newNode(node{seq: sn.seq, local: sn.local, pos: sn.pos, parent: parent, st: uint32(len(sn.ids))})
 		ws.link(i, parent)
 		idx[k] = i
 		for _, id := range sn.ids {
@@ -312,9 +312,9 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 	}
 	for _, i := range idx { // parents first
 		n := ws.node(i)
-		if n.refs > 0 && (n.parent == 0 || ws.node(n.parent-1).attached) {
-			h, _ := ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
-			n.entry, n.attached = h.Ref(), true
+		if n.refs() > 0 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
+			ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+			n.setAttached(true)
 		}
 	}
 	ln.ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))

@@ -1,10 +1,6 @@
 package flash
 
-import (
-	"math/bits"
-
-	"github.com/flashindexer/flashindexer/arena"
-)
+import "math/bits"
 
 // node is one content (position, sequence hash) a worker holds or held: the
 // worker's private view of a block. Nodes form a forest by parent content.
@@ -12,26 +8,43 @@ import (
 //	refs > 0            the worker holds the content, under refs engine ids
 //	refs == 0           a ghost: kept only because it has children, so that
 //	                    storing the content again re-attaches them
-//	attached            the worker's bit is set in the shared entry (entry);
+//	attached            the worker's bit is set in the shared entry at
+//	                    (pos, local) with the node's sequence hash;
 //	                    attached ⇔ refs > 0 and (pos == 0 or parent attached)
 //
 // The last rule keeps every worker's shared set prefix-closed, which is what
 // lets the jump search skip positions exactly.
 type node struct {
-	seq      SeqHash
-	local    LocalHash
-	entry    arena.Ref // the shared entry's slot, while attached
-	pos      uint32
-	parent   uint32 // node index + 1; 0 at position 0
-	child    uint32 // first child, index + 1
-	next     uint32 // siblings, index + 1
-	prev     uint32
-	refs     uint32
-	attached bool
-	live     bool // in use (not on the free list)
+	seq    SeqHash
+	local  LocalHash
+	pos    uint32
+	parent uint32 // node index + 1; 0 at position 0
+	child  uint32 // first child, index + 1
+	next   uint32 // siblings, index + 1
+	prev   uint32
+	st     uint32 // refs in the low bits, nodeLive, nodeAttached
 }
 
-// nodeChunkBits: nodes live in chunks of 1024 (48 KiB), so a growing worker
+// A node's st word: its refs (engine ids naming the content; 2^30 of them
+// would take more memory than any machine has) and two flags.
+const (
+	nodeLive     = 1 << 30 // in use (not on the free list)
+	nodeAttached = 1 << 31 // the worker's bit is set in the shared entry
+	nodeRefs     = nodeLive - 1
+)
+
+func (n *node) refs() uint32   { return n.st & nodeRefs }
+func (n *node) live() bool     { return n.st&nodeLive != 0 }
+func (n *node) attached() bool { return n.st&nodeAttached != 0 }
+func (n *node) setAttached(a bool) {
+	if a {
+		n.st |= nodeAttached
+	} else {
+		n.st &^= nodeAttached
+	}
+}
+
+// nodeChunkBits: nodes live in chunks of 1024 (40 KiB), so a growing worker
 // never copies its nodes and a node's index stays valid.
 const nodeChunkBits = 10
 
@@ -65,7 +78,7 @@ func (ws *workerState) node(i uint32) *node {
 }
 
 func (ws *workerState) newNode(n node) uint32 {
-	n.live = true
+	n.st |= nodeLive
 	if k := len(ws.free); k > 0 {
 		i := ws.free[k-1]
 		ws.free = ws.free[:k-1]
@@ -96,7 +109,7 @@ func (ln *lane) makeComplex(ws *workerState) {
 	ws.complex = true
 	ws.content.init(ln.ix.k1, ln.ix.k0)
 	for i := uint32(0); i < ws.n; i++ {
-		if n := ws.node(i); n.live {
+		if n := ws.node(i); n.live() {
 			ws.content.put(contentKey(n.pos, n.seq), i)
 		}
 	}
@@ -229,9 +242,8 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
-		h, had := ln.ix.attach(ln.alloc, int(pos), b.Local, seq, ws.slot)
-		if !had {
-			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, refs: 1, attached: true, entry: h.Ref()})
+		if !ln.ix.attach(ln.alloc, int(pos), b.Local, seq, ws.slot) {
+			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, st: 1 | nodeAttached})
 			ws.link(ni, parent)
 			ws.ext.put(uint64(b.Hash), ni)
 			return ni
@@ -248,8 +260,8 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 	}
 	ws.ext.put(uint64(b.Hash), ni)
 	n := ws.node(ni)
-	n.refs++
-	if n.refs == 1 && (n.parent == 0 || ws.node(n.parent-1).attached) {
+	n.st++ // one more ref
+	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
 		ln.attachSubtree(ws, ni)
 	}
 	return ni
@@ -263,10 +275,10 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
 		n := ws.node(k)
-		h, _ := ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
-		n.entry, n.attached = h.Ref(), true
+		ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+		n.setAttached(true)
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
-			if cn := ws.node(c - 1); cn.refs > 0 && !cn.attached {
+			if cn := ws.node(c - 1); cn.refs() > 0 && !cn.attached() {
 				st = append(st, c-1)
 			}
 		}
@@ -281,13 +293,13 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
 		n := ws.node(k)
-		if !n.attached {
+		if !n.attached() {
 			continue
 		}
-		ln.ix.detach(ln.alloc, int(n.pos), n.local, n.entry, ws.slot)
-		n.attached, n.entry = false, 0
+		ln.ix.detach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+		n.setAttached(false)
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
-			if ws.node(c - 1).attached {
+			if ws.node(c - 1).attached() {
 				st = append(st, c-1)
 			}
 		}
@@ -305,8 +317,8 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 		ws.ext.del(uint64(h))
 		removed++
 		n := ws.node(ni)
-		n.refs--
-		if n.refs > 0 {
+		n.st-- // one ref fewer
+		if n.refs() > 0 {
 			continue
 		}
 		if n.child != 0 {
@@ -314,7 +326,7 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 			// attachment: the worker is no longer simple.
 			ln.makeComplex(ws)
 		}
-		if n.attached {
+		if n.attached() {
 			ln.detachSubtree(ws, ni)
 		}
 		ws.collect(ni)
@@ -329,7 +341,7 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 func (ws *workerState) collect(i uint32) {
 	for {
 		n := ws.node(i)
-		if n.refs > 0 || n.child != 0 {
+		if n.refs() > 0 || n.child != 0 {
 			return
 		}
 		parent := n.parent
@@ -360,8 +372,8 @@ func (ws *workerState) collect(i uint32) {
 // simple again.
 func (ln *lane) clear(ws *workerState) {
 	for i := uint32(0); i < ws.n; i++ {
-		if n := ws.node(i); n.attached {
-			ln.ix.detach(ln.alloc, int(n.pos), n.local, n.entry, ws.slot)
+		if n := ws.node(i); n.attached() {
+			ln.ix.detach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
 		}
 		*ws.node(i) = node{}
 	}
