@@ -105,11 +105,6 @@ func SetNext(s []uint64, h Handle) { atomic.StoreUint64(&s[WordNext], uint64(h))
 // Bits returns a slot's worker set words.
 func Bits(s []uint64) []uint64 { return s[Header:] }
 
-// Live returns the handle of slot r's current life. Only for the writer
-// that keeps r live: it may keep the 4-byte Ref instead of the Handle.
-func (a *Arena) Live(r Ref) Handle {
-	return Handle(uint64(uint32(Version(a.Slot(r))))<<32 | uint64(r))
-}
 
 // Current reports whether slot s is still in the life h names: the reader's
 // check before and after reading a slot.
