@@ -67,18 +67,10 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 	if k == 0 {
 		return m.zv, m.hasZ
 	}
-	h := m.hash(k)
-	tag := tagOf(h)
-	for i := h & m.mask; ; i = (i + 1) & m.mask {
-		switch m.ctrl[i] {
-		case 0:
-			return 0, false
-		case tag:
-			if e := &m.slots[i]; e.key == k {
-				return e.val, true
-			}
-		}
+	if i, _, ok := m.find(k); ok {
+		return m.slots[i].val, true
 	}
+	return 0, false
 }
 
 func (m *intMap) put(k uint64, v uint32) {
@@ -92,19 +84,28 @@ func (m *intMap) put(k uint64, v uint32) {
 	if (m.n+1)*4 > len(m.slots)*3 {
 		m.grow(2 * len(m.slots))
 	}
+	i, tag, ok := m.find(k)
+	if ok {
+		m.slots[i].val = v
+		return
+	}
+	m.ctrl[i] = tag
+	m.slots[i] = imSlot{key: k, val: v}
+	m.n++
+}
+
+// find returns the slot of k (not 0) and true, or the empty slot that ends
+// its probe and false; and k's tag.
+func (m *intMap) find(k uint64) (uint64, uint8, bool) {
 	h := m.hash(k)
 	tag := tagOf(h)
 	for i := h & m.mask; ; i = (i + 1) & m.mask {
 		switch m.ctrl[i] {
 		case 0:
-			m.ctrl[i] = tag
-			m.slots[i] = imSlot{key: k, val: v}
-			m.n++
-			return
+			return i, tag, false
 		case tag:
-			if e := &m.slots[i]; e.key == k {
-				e.val = v
-				return
+			if m.slots[i].key == k {
+				return i, tag, true
 			}
 		}
 	}
@@ -134,14 +135,9 @@ func (m *intMap) del(k uint64) {
 		m.hasZ = false
 		return
 	}
-	h := m.hash(k)
-	tag := tagOf(h)
-	i := h & m.mask
-	for m.ctrl[i] != tag || m.slots[i].key != k {
-		if m.ctrl[i] == 0 {
-			return
-		}
-		i = (i + 1) & m.mask
+	i, _, ok := m.find(k)
+	if !ok {
+		return
 	}
 	m.n--
 	// Backward-shift: move later members of the cluster into the hole when
