@@ -98,26 +98,30 @@ func (c *Counters) Reject(err error) {
 // its kind.
 func (c *Counters) RejectEvent(k EventKind, err error) {
 	c.Reject(err)
-	switch k {
-	case KindStored:
-		c.v[CounterStoredRejected].Add(1)
-	case KindRemoved:
-		c.v[CounterRemovedRejected].Add(1)
-	case KindCleared:
-		c.v[CounterClearedRejected].Add(1)
+	if _, rejected, ok := kindCounters(k); ok {
+		c.v[rejected].Add(1)
 	}
 }
 
 // Applied counts an applied event of kind k; EventsApplied is their sum.
 func (c *Counters) Applied(k EventKind) {
+	if applied, _, ok := kindCounters(k); ok {
+		c.v[applied].Add(1)
+	}
+}
+
+// kindCounters returns the counters of kind k's applied and rejected
+// events; ok is false for an unknown kind.
+func kindCounters(k EventKind) (applied, rejected Counter, ok bool) {
 	switch k {
 	case KindStored:
-		c.v[CounterStoredApplied].Add(1)
+		return CounterStoredApplied, CounterStoredRejected, true
 	case KindRemoved:
-		c.v[CounterRemovedApplied].Add(1)
+		return CounterRemovedApplied, CounterRemovedRejected, true
 	case KindCleared:
-		c.v[CounterClears].Add(1)
+		return CounterClears, CounterClearedRejected, true
 	}
+	return 0, 0, false
 }
 
 func (c *Counters) applied() uint64 {
