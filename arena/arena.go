@@ -105,7 +105,6 @@ func SetNext(s []uint64, h Handle) { atomic.StoreUint64(&s[WordNext], uint64(h))
 // Bits returns a slot's worker set words.
 func Bits(s []uint64) []uint64 { return s[Header:] }
 
-
 // Current reports whether slot s is still in the life h names: the reader's
 // check before and after reading a slot.
 func Current(s []uint64, h Handle) bool {
