@@ -45,9 +45,55 @@ type table struct {
 	live  int // keys with a value, key 0 included (writers only)
 }
 
-func newTable(capacity int) *table {
-	slots := make([]uint64, 2*capacity)
-	return &table{mask: uint64(capacity - 1), bmask: uint64(capacity/bucketSlots - 1), base: unsafe.Pointer(&slots[0]), slots: slots}
+// tableAlloc hands out small tables (up to carveWords words of slots):
+// headers from batches of headerBatch, slots carved from chunks of
+// chunkWords. A map spread over hundreds of positions builds a thousand
+// small tables as it fills, and an allocation each for header and slots
+// would be most of its writers' allocations. A table is never freed into
+// the allocator: a reader may still probe a table its writer replaced, so a
+// replaced table's memory is the garbage collector's to reclaim, once no
+// table of its batch or chunk is reachable. The waste is bounded by the
+// small generations that a chunk's tables grew out of. Larger tables are
+// allocated on their own, header included: a batch of headers kept
+// reachable by one live table must not keep replaced large tables' slots.
+type tableAlloc struct {
+	mu      sync.Mutex
+	headers []table  // the current batch's unused headers
+	words   []uint64 // the current chunk's unused words
+}
+
+const (
+	headerBatch = 32
+	chunkWords  = 8192 // 64 KiB: page-aligned, so carved buckets are line-aligned
+	carveWords  = 256  // tables of up to 128 slots (2 KiB) are carved
+)
+
+// newTable returns an empty table of capacity slots (a power of two, at
+// least minCapacity).
+func (m *Map) newTable(capacity int) *table {
+	n := 2 * capacity
+	var t *table
+	var slots []uint64
+	if n <= carveWords {
+		a := &m.alloc
+		a.mu.Lock()
+		if len(a.headers) == 0 {
+			a.headers = make([]table, headerBatch)
+		}
+		if len(a.words) < n {
+			a.words = make([]uint64, chunkWords)
+		}
+		// Carved sizes are multiples of 16 words (two lines) and a chunk
+		// starts on a page, so every bucket stays on one cache line.
+		t, a.headers = &a.headers[0], a.headers[1:]
+		slots, a.words = a.words[:n:n], a.words[n:]
+		a.mu.Unlock()
+	} else {
+		t, slots = new(table), make([]uint64, n)
+	}
+	t.mask, t.bmask = uint64(capacity-1), uint64(capacity/bucketSlots-1)
+	t.base, t.slots = unsafe.Pointer(&slots[0]), slots
+	return t
 }
 
 // key returns the address of slot i's key; the value follows it. i must be
@@ -86,6 +132,7 @@ type Map struct {
 	shardMask uint64 // 2^shardBits - 1
 	shardBits uint
 	initCap   int
+	alloc     tableAlloc
 
 	growMu sync.Mutex
 	dir    atomic.Pointer[directory]
@@ -340,7 +387,7 @@ func (l *Locked) Put(val uint64) {
 		if val == 0 {
 			return
 		}
-		t = newTable(l.m.initCap)
+		t = l.m.newTable(l.m.initCap)
 		l.tab.Store(t)
 	}
 	if l.key == 0 {
@@ -410,7 +457,7 @@ func (l Locked) rebuild(t *table, need int) *table {
 	for c < 2*need {
 		c *= 2
 	}
-	nt := newTable(c)
+	nt := l.m.newTable(c)
 	nt.zero.Store(t.zero.Load())
 	nt.live = b2i(nt.zero.Load() != 0)
 	for i := uint64(0); i <= t.mask; i++ {

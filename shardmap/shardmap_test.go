@@ -271,6 +271,60 @@ func TestMap_ZeroAllocs(t *testing.T) {
 	}
 }
 
+// Small tables share their allocations: a map of 512 positions, each grown
+// from 8 to 32 slots, allocates table headers and small tables' slots in
+// batches (about 2,000 allocations one by one), and its tables stay apart:
+// every key reads back its own value.
+func TestMap_SmallTablesShareAllocations(t *testing.T) {
+	const positions, keys = 512, 20
+	var m *shardmap.Map
+	n := testing.AllocsPerRun(1, func() {
+		m = shardmap.New(shardmap.WithShardBits(0))
+		for pos := range positions {
+			for k := uint64(1); k <= keys; k++ {
+				put(m, pos, k*0x9E3779B97F4A7C15, uint64(pos)<<8|k)
+			}
+		}
+	})
+	if n > 80 {
+		t.Fatalf("%v allocations for %d positions of %d keys", n, positions, keys)
+	}
+	for pos := range positions {
+		for k := uint64(1); k <= keys; k++ {
+			if got, want := m.Get(pos, k*0x9E3779B97F4A7C15), uint64(pos)<<8|k; got != want {
+				t.Fatalf("Get(%d, key %d) = %x, want %x", pos, k, got, want)
+			}
+		}
+	}
+	if s := m.Stats(); s.Tables != positions || s.Slots != positions*32 || s.Keys != positions*keys {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// A table that grows large while small tables are made beside it leaves
+// nothing of its replaced generations reachable: the map's heap is its
+// tables' and levels' memory, not twice the large table's.
+func TestMap_ReplacedTablesFreed(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m := shardmap.New(shardmap.WithShardBits(0))
+	for k := uint64(1); k <= 50000; k++ {
+		put(m, 0, k, k)
+		if k%200 == 0 { // a small table beside each step of the large one
+			put(m, int(k/200), k, k)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	s := m.Stats()
+	heap := int(after.HeapAlloc) - int(before.HeapAlloc)
+	if heap > s.Bytes+s.Bytes/4+128<<10 {
+		t.Fatalf("heap grew %d bytes for tables and levels of %d", heap, s.Bytes)
+	}
+	runtime.KeepAlive(m)
+}
+
 // The prefetch hints read no table memory themselves and change nothing:
 // on an empty map, past the inline positions, for key 0, and before and
 // after a rebuild, lookups answer as before.
