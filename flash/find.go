@@ -6,11 +6,13 @@ import (
 
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // finder is one FindMatches call's state, on the caller's stack.
 type finder struct {
 	ix       *Indexer
+	tab      *shardmap.Map // the table being searched
 	locals   []LocalHash
 	seqs     []SeqHash
 	computed int // seqs[:computed] are known
@@ -71,7 +73,12 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 		f.seqs = dst.SeqScratch(n)
 	}
 	epoch := ix.slotEpoch.Load()
-	f.search(n)
+	// Each worker is in one lane, so with a table per lane the searches
+	// find disjoint workers.
+	for _, t := range ix.tabs {
+		f.tab = t
+		f.search(n)
+	}
 	dst.probes = f.probes
 	if ix.slotEpoch.Load() != epoch {
 		// A worker left and came back in another slot while the search ran:
@@ -134,7 +141,7 @@ func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 	ix := f.ix
 	local, seq := f.locals[pos], f.seq(pos)
 	for try := 0; try < maxProbeRetries; try++ {
-		if c, ok := ix.probeOnce(pos, local, seq, mask, out, maskCount); ok {
+		if c, ok := ix.probeOnce(f.tab, pos, local, seq, mask, out, maskCount); ok {
 			return c
 		}
 	}
@@ -144,8 +151,8 @@ func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 
 // probeOnce reads the entry (pos, local, seq) validated against concurrent
 // reuse; ok is false when a slot changed under the read.
-func (ix *Indexer) probeOnce(pos int, local LocalHash, seq SeqHash, mask, out []uint64, maskCount int) (int, bool) {
-	h := arena.Handle(ix.tab.Get(pos, uint64(local)))
+func (ix *Indexer) probeOnce(tab *shardmap.Map, pos int, local LocalHash, seq SeqHash, mask, out []uint64, maskCount int) (int, bool) {
+	h := arena.Handle(tab.Get(pos, uint64(local)))
 	for h != 0 {
 		s := ix.ar.Slot(h.Ref())
 		v := arena.Version(s)

@@ -45,6 +45,17 @@ func FuzzFlashWriters(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOps(t, asyncFactory(2), data) })
 }
 
+// FuzzFlashLaneTables is FuzzFlash on three synchronous lanes with a table
+// each.
+func FuzzFlashLaneTables(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flashtest.FuzzOps(t, func(t testing.TB, cfg flash.Config) flash.Index {
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3), flash.WithLaneTables(true))
+		}, data)
+	})
+}
+
 func FuzzFlash(f *testing.F) {
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
 	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))
@@ -55,5 +66,20 @@ func FuzzFlash(f *testing.F) {
 func TestFlash_ConformanceSyncLanes(t *testing.T) {
 	flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 		return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3))
+	})
+}
+
+// With a table per lane, synchronous or with writer goroutines, every answer
+// is the model's: a query joins the lanes' searches.
+func TestFlash_ConformanceLaneTables(t *testing.T) {
+	t.Run("sync-lanes=3", func(t *testing.T) {
+		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3), flash.WithLaneTables(true))
+		})
+	})
+	t.Run("writers=2", func(t *testing.T) {
+		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64), flash.WithLaneTables(true))
+		})
 	})
 }

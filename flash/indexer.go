@@ -20,19 +20,19 @@ import (
 // one worker's events apply in order and its private state has one owner.
 // The shared index is a shardmap from (position, local hash) to a chain of
 // arena slots, one per distinct sequence hash there, each with the set of
-// workers holding it.
+// workers holding it; with WithLaneTables each lane has such a table for its
+// own workers.
 type Indexer struct {
-	cfg   Config
-	jump  int
-	bw    int  // words per worker set
-	wide  bool // worker sets wide enough for the SIMD subset test
-	ar    *arena.Arena
-	tab   *shardmap.Map
+	cfg  Config
+	jump int
+	bw   int  // words per worker set
+	wide bool // worker sets wide enough for the SIMD subset test
+	ar   *arena.Arena
+	// tabs: the shared table, or one per lane (WithLaneTables); a query
+	// searches each.
+	tabs  []*shardmap.Map
 	lanes []*lane
 	sync  bool
-	// solo: one lane writes everything, so the shared structures have a
-	// single writer and need no shard locks.
-	solo bool
 
 	closed    atomic.Bool
 	admission Counters
@@ -100,7 +100,6 @@ func New(opts ...Option) *Indexer {
 		jump:     s.jump,
 		bw:       bw,
 		ar:       arena.New(bw),
-		tab:      shardmap.New(shardmap.WithShardBits(shardBits(s.lanes()))),
 		sync:     s.writers == 0,
 		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
 		info:     make([]slotInfo, s.cfg.MaxWorkers),
@@ -112,13 +111,22 @@ func New(opts ...Option) *Indexer {
 	ix.wide = bw >= asm.Crossover
 	ix.directory.Store(&map[Worker]int32{})
 	n := s.lanes()
-	ix.solo = n == 1
+	if s.partition && n > 1 {
+		for range n {
+			ix.tabs = append(ix.tabs, shardmap.New(shardmap.WithShardBits(0)))
+		}
+	} else {
+		ix.tabs = []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardBits(n)))}
+	}
 	var cpus []int
 	if !ix.sync && s.pin {
 		cpus = planCPUs(n)
 	}
 	for i := 0; i < n; i++ {
 		ln := newLane(ix, i, s.queue)
+		// A lane with a table of its own, or the only lane, is its table's
+		// single writer.
+		ln.tab, ln.excl = ix.tabs[min(i, len(ix.tabs)-1)], len(ix.tabs) > 1 || n == 1
 		ix.lanes = append(ix.lanes, ln)
 		if !ix.sync {
 			cpu := -1
@@ -131,6 +139,10 @@ func New(opts ...Option) *Indexer {
 	}
 	return ix
 }
+
+// LaneTables reports whether each lane has a shared table of its own
+// (WithLaneTables with more than one lane).
+func (ix *Indexer) LaneTables() bool { return len(ix.tabs) > 1 }
 
 // Config returns the index's settings.
 func (ix *Indexer) Config() Config { return ix.cfg }
@@ -339,13 +351,14 @@ func (ix *Indexer) release(w Worker, slot int) {
 	ix.directory.Store(&dir)
 }
 
-// lock opens the shared entry (pos, local) for writing, into *l.
-func (ix *Indexer) lock(l *shardmap.Locked, pos int, local LocalHash) {
-	if ix.solo {
-		ix.tab.ExclusiveInto(l, pos, uint64(local))
+// lock opens the shared entry (pos, local) of the lane's table for
+// writing, into *l.
+func (ln *lane) lock(l *shardmap.Locked, pos int, local LocalHash) {
+	if ln.excl {
+		ln.tab.ExclusiveInto(l, pos, uint64(local))
 		return
 	}
-	ix.tab.LockInto(l, pos, uint64(local))
+	ln.tab.LockInto(l, pos, uint64(local))
 }
 
 // entry returns the entry with sequence hash seq in the chain from head, or
@@ -363,9 +376,10 @@ func (ix *Indexer) entry(head arena.Handle, seq SeqHash) arena.Handle {
 
 // attach sets worker slot w in the shared entry (pos, local, seq), creating
 // the entry if needed, and reports whether the bit was set already.
-func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) (had bool) {
+func (ln *lane) attach(pos int, local LocalHash, seq SeqHash, w int) (had bool) {
+	ix, al := ln.ix, ln.alloc
 	var l shardmap.Locked
-	ix.lock(&l, pos, local)
+	ln.lock(&l, pos, local)
 	head := arena.Handle(l.Get())
 	if h := ix.entry(head, seq); h != 0 {
 		b := arena.Bits(ix.ar.Slot(h.Ref()))
@@ -383,9 +397,10 @@ func (ix *Indexer) attach(al *arena.Allocator, pos int, local LocalHash, seq Seq
 
 // detach clears worker slot w in the shared entry (pos, local, seq), which
 // the worker holds; the last worker out unlinks and frees the entry.
-func (ix *Indexer) detach(al *arena.Allocator, pos int, local LocalHash, seq SeqHash, w int) {
+func (ln *lane) detach(pos int, local LocalHash, seq SeqHash, w int) {
+	ix, al := ln.ix, ln.alloc
 	var l shardmap.Locked
-	ix.lock(&l, pos, local)
+	ln.lock(&l, pos, local)
 	head := arena.Handle(l.Get())
 	h := ix.entry(head, seq)
 	s := ix.ar.Slot(h.Ref())

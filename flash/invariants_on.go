@@ -50,7 +50,7 @@ func (ln *lane) checkWorker(ws *workerState) {
 		if n.attached() {
 			// The index reaches a live entry for (pos, local, seq), and it
 			// holds the worker.
-			found := ln.ix.entry(arena.Handle(ln.ix.tab.Get(int(n.pos), uint64(n.local))), n.seq)
+			found := ln.ix.entry(arena.Handle(ln.tab.Get(int(n.pos), uint64(n.local))), n.seq)
 			if found == 0 {
 				fail("node %d: no shared entry", i)
 			}

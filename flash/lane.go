@@ -11,6 +11,7 @@ import (
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // planCPUs picks CPUs for n pinned writers.
@@ -22,6 +23,8 @@ type lane struct {
 	ix       *Indexer
 	id       int
 	alloc    *arena.Allocator
+	tab      *shardmap.Map // the shared table it writes: the index's, or its own
+	excl     bool          // no other lane writes tab: no shard locks
 	workers  map[Worker]*workerState
 	counters Counters
 	pending  []pendingBlock    // scratch: one event's validated blocks

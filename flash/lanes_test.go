@@ -44,8 +44,14 @@ func TestFlash_LaneOf(t *testing.T) {
 // synchronous index with a lane per goroutine, while readers query. Workers
 // share prompts, so the goroutines change the same shared entries. Every
 // Apply succeeds, and the final index equals the model given each
-// goroutine's events.
+// goroutine's events. With a table per lane the goroutines share no table.
 func TestFlash_SyncLanesParallelApply(t *testing.T) {
+	for _, tables := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lane-tables=%v", tables), func(t *testing.T) { syncLanesParallelApply(t, tables) })
+	}
+}
+
+func syncLanesParallelApply(t *testing.T, laneTables bool) {
 	const appliers, workersEach = 4, 6
 	rounds := 400
 	if testing.Short() {
@@ -53,7 +59,7 @@ func TestFlash_SyncLanesParallelApply(t *testing.T) {
 	}
 	cfg := flash.DefaultConfig()
 	cfg.MaxWorkers = 64
-	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(appliers))
+	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(appliers), flash.WithLaneTables(laneTables))
 	defer ix.Close()
 	prompts := flashtest.Variants(flashtest.Seqs(1, 200), 4, 5, 40, 5000)
 	// Each applier owns the workers of its lane.

@@ -12,6 +12,7 @@ type settings struct {
 	jump      int
 	queue     int
 	pin       bool
+	partition bool
 	onReject  func(ev *Event, err error)
 	onGap     func(w Worker, expected, got uint64)
 }
@@ -76,10 +77,21 @@ func WithWriters(n int) Option { return func(s *settings) { s.writers = max(0, n
 // events in parallel, with no goroutine hand-over: a router with one event
 // goroutine per engine endpoint uses its own goroutines as the writers.
 // With more than one lane, writers lock the shard of each shared entry they
-// change.
+// change, unless each lane has a table of its own (WithLaneTables).
 func WithSyncLanes(n int) Option {
 	return func(s *settings) { s.syncLanes = min(max(1, n), MaxSyncLanes) }
 }
+
+// WithLaneTables gives every lane (writer goroutine, or synchronous lane) a
+// shared table of its own, holding the entries of its own workers only:
+// writers in different lanes then share no memory at all (no shard locks,
+// no cache lines moving between their cores), and a query searches each
+// lane's table in turn and joins the answers, which stay exact since each
+// worker is in one lane. Stores scale with the lanes; a query costs about
+// one search per lane, and a content held in several lanes has an entry in
+// each. Without it (the default) the lanes share one table and lock its
+// shards.
+func WithLaneTables(on bool) Option { return func(s *settings) { s.partition = on } }
 
 // MaxSyncLanes bounds WithSyncLanes.
 const MaxSyncLanes = 64

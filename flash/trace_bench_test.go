@@ -146,35 +146,57 @@ func BenchmarkTrace(b *testing.B) {
 		})
 	}
 	// Two goroutines store at once, each the events of its lane's workers,
-	// into a synchronous index with two lanes.
-	b.Run("impl=flash/lanes=2/phase=store", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			b.StopTimer()
-			ix := flash.New(flash.WithWriters(0), flash.WithSyncLanes(2), flash.WithBlockSize(512), flash.WithMaxWorkers(64))
-			var mine [2][]*flash.Event
-			for i := range tw.events {
-				l := ix.LaneOf(tw.events[i].Worker.ID)
-				mine[l] = append(mine[l], &tw.events[i])
-			}
-			var wg sync.WaitGroup
-			b.StartTimer()
-			for l := range mine {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for _, ev := range mine[l] {
-						_ = ix.Apply(*ev)
-					}
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			ix.Close()
-			b.StartTimer()
+	// into a synchronous index with two lanes, which share one table or
+	// have one each; then one goroutine queries.
+	for _, tables := range []string{"shared", "lane"} {
+		lanes := func() *flash.Indexer {
+			return flash.New(flash.WithWriters(0), flash.WithSyncLanes(2), flash.WithLaneTables(tables == "lane"), flash.WithBlockSize(512), flash.WithMaxWorkers(64))
 		}
-		b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
-	})
+		b.Run("impl=flash/lanes=2/tables="+tables+"/phase=store", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				ix := lanes()
+				var mine [2][]*flash.Event
+				for i := range tw.events {
+					l := ix.LaneOf(tw.events[i].Worker.ID)
+					mine[l] = append(mine[l], &tw.events[i])
+				}
+				var wg sync.WaitGroup
+				b.StartTimer()
+				for l := range mine {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for _, ev := range mine[l] {
+							_ = ix.Apply(*ev)
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				ix.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
+		})
+		b.Run("impl=flash/lanes=2/tables="+tables+"/phase=find", func(b *testing.B) {
+			ix := lanes()
+			defer ix.Close()
+			for i := range tw.events {
+				_ = ix.Apply(tw.events[i])
+			}
+			var sc flash.Scores
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for _, q := range tw.queries {
+					ix.FindMatches(q, &sc)
+				}
+			}
+			b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
+		})
+	}
 	b.Run("impl=naive/phase=store", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

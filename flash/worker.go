@@ -224,7 +224,7 @@ const prefetchFrom = 4
 // overlap instead of queueing one block behind another (about 12% less
 // time per stored block building the trace's index, docs/BENCHMARKS.md).
 func (ln *lane) prefetch(ws *workerState, pos int, blocks []Block) {
-	tab := ln.ix.tab
+	tab := ln.tab
 	for i, b := range blocks {
 		if ws != nil {
 			ws.ext.prefetch(uint64(b.Hash))
@@ -242,7 +242,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
-		if !ln.ix.attach(ln.alloc, int(pos), b.Local, seq, ws.slot) {
+		if !ln.attach(int(pos), b.Local, seq, ws.slot) {
 			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, st: 1 | nodeAttached})
 			ws.link(ni, parent)
 			ws.ext.put(uint64(b.Hash), ni)
@@ -275,7 +275,7 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
 		n := ws.node(k)
-		ln.ix.attach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+		ln.attach(int(n.pos), n.local, n.seq, ws.slot)
 		n.setAttached(true)
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
 			if cn := ws.node(c - 1); cn.refs() > 0 && !cn.attached() {
@@ -296,7 +296,7 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 		if !n.attached() {
 			continue
 		}
-		ln.ix.detach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+		ln.detach(int(n.pos), n.local, n.seq, ws.slot)
 		n.setAttached(false)
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
 			if ws.node(c - 1).attached() {
@@ -373,7 +373,7 @@ func (ws *workerState) collect(i uint32) {
 func (ln *lane) clear(ws *workerState) {
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.attached() {
-			ln.ix.detach(ln.alloc, int(n.pos), n.local, n.seq, ws.slot)
+			ln.detach(int(n.pos), n.local, n.seq, ws.slot)
 		}
 		*ws.node(i) = node{}
 	}
