@@ -44,6 +44,7 @@ type options struct {
 	readers      int
 	writers      int
 	feeders      int
+	laneTables   bool
 	refine       int
 	sweepStart   float64
 	sweepStep    float64
@@ -72,6 +73,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.backends, "backends", "flash,naive,actor,inverted,radix,concurrent-radix", "backends to run")
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
 	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
+	fs.BoolVar(&o.laneTables, "lane-tables", true, "flash: a table per lane (flash.WithLaneTables): writers share no memory, and a query searches each lane's table")
 	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
@@ -144,16 +146,18 @@ type Point struct {
 
 // Report is the whole run.
 type Report struct {
-	Machine   string   `json:"machine"`
-	Go        string   `json:"go"`
-	Kernels   string   `json:"kernels"`
-	Writers   int      `json:"writers"` // flash's writer goroutines (0: synchronous Apply)
-	Feeders   int      `json:"feeders"` // event goroutines of the replay
-	Trace     string   `json:"trace"`
-	BlockSize int      `json:"block_size"`
-	Workloads []WLInfo `json:"workloads"`
-	Rows      []*Row   `json:"results"`
-	Plots     []string `json:"plots"`
+	Machine string `json:"machine"`
+	Go      string `json:"go"`
+	Kernels string `json:"kernels"`
+	Writers int    `json:"writers"` // flash's writer goroutines (0: synchronous Apply)
+	Feeders int    `json:"feeders"` // event goroutines of the replay
+	// LaneTables: flash's lanes have a table each (flash.WithLaneTables).
+	LaneTables bool     `json:"lane_tables"`
+	Trace      string   `json:"trace"`
+	BlockSize  int      `json:"block_size"`
+	Workloads  []WLInfo `json:"workloads"`
+	Rows       []*Row   `json:"results"`
+	Plots      []string `json:"plots"`
 }
 
 // WLInfo describes a recorded workload.
@@ -169,15 +173,15 @@ type WLInfo struct {
 }
 
 // factory makes the backend's indexes; a synchronous flash (writers 0) gets a
-// lane per feeder.
-func factory(name string, workers, writers, feeders, blockSize int) (replay.Factory, error) {
+// lane per feeder, and with laneTables a table per lane.
+func factory(name string, workers, writers, feeders, blockSize int, laneTables bool) (replay.Factory, error) {
 	cfg := flash.DefaultConfig()
 	cfg.MaxWorkers = workers
 	cfg.BlockSize = blockSize
 	switch name {
 	case "flash":
 		return func() flash.Index {
-			return flash.New(flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithSyncLanes(feeders))
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithSyncLanes(feeders), flash.WithLaneTables(laneTables))
 		}, nil
 	case "naive":
 		return func() flash.Index { return baseline.NewNaive(cfg) }, nil
@@ -283,7 +287,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 	if name == "" {
 		name = "embedded Mooncake conversation trace"
 	}
-	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders}
+	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables}
 	pr := newProgress(stderr, o.quiet)
 	if !o.noPlots {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -315,7 +319,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 		var sweeps []sweep
 		for _, b := range strings.Split(o.backends, ",") {
 			b = strings.TrimSpace(b)
-			f, err := factory(b, workers, o.writers, o.feeders, o.blockSize)
+			f, err := factory(b, workers, o.writers, o.feeders, o.blockSize, o.laneTables)
 			if err != nil {
 				return err
 			}
@@ -440,10 +444,14 @@ func writeProfile(name, path string) error {
 
 func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
+	tables := "one table"
+	if rep.LaneTables {
+		tables = "a table per lane"
+	}
 	if rep.Writers == 0 {
-		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash applies them on the feeders (synchronous Apply, a lane per feeder); the concurrent radix tree has one writer\n\n", rep.Feeders)
+		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash applies them on the feeders (synchronous Apply, a lane per feeder, %s); the concurrent radix tree has one writer\n\n", rep.Feeders, tables)
 	} else {
-		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash and the concurrent radix tree apply them on %d writer goroutine(s)\n\n", rep.Feeders, rep.Writers)
+		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash (%s) and the concurrent radix tree apply them on %d writer goroutine(s)\n\n", rep.Feeders, tables, rep.Writers)
 	}
 	for _, wl := range rep.Workloads {
 		fmt.Fprintf(w, "workload, %d workers: %d requests, %d events (%d stored, %d removed blocks), %d query blocks, prefix hit rate %.1f%%, %.0f s of trace\n",

@@ -85,10 +85,14 @@ func TestParse_Writers(t *testing.T) {
 }
 
 // A synchronous flash gets a lane per feeder, so each feeder applies its
-// workers' events without waiting for another.
+// workers' events without waiting for another; --lane-tables gives each lane
+// its own table.
 func TestFactory_FlashLanePerFeeder(t *testing.T) {
-	for _, c := range []struct{ writers, feeders, lanes int }{{0, 3, 3}, {0, 1, 1}, {2, 3, 2}} {
-		f, err := factory("flash", 16, c.writers, c.feeders, 512)
+	for _, c := range []struct {
+		writers, feeders, lanes int
+		laneTables              bool
+	}{{0, 3, 3, false}, {0, 3, 3, true}, {0, 1, 1, true}, {2, 3, 2, false}, {2, 3, 2, true}} {
+		f, err := factory("flash", 16, c.writers, c.feeders, 512, c.laneTables)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,6 +100,13 @@ func TestFactory_FlashLanePerFeeder(t *testing.T) {
 		if ix.Lanes() != c.lanes {
 			t.Errorf("writers %d, feeders %d: %d lanes, want %d", c.writers, c.feeders, ix.Lanes(), c.lanes)
 		}
+		if want := c.laneTables && c.lanes > 1; ix.LaneTables() != want {
+			t.Errorf("writers %d, feeders %d, lane tables %v: LaneTables() = %v", c.writers, c.feeders, c.laneTables, ix.LaneTables())
+		}
 		ix.Close()
+	}
+	o, err := parse(nil, &bytes.Buffer{})
+	if err != nil || !o.laneTables {
+		t.Fatalf("default options: %+v, %v", o, err)
 	}
 }
