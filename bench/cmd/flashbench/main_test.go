@@ -105,8 +105,23 @@ func TestFactory_FlashLanePerFeeder(t *testing.T) {
 		}
 		ix.Close()
 	}
-	o, err := parse(nil, &bytes.Buffer{})
-	if err != nil || !o.laneTables {
-		t.Fatalf("default options: %+v, %v", o, err)
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--writers", "0", "--feeders", "2"}, true},
+		{[]string{"--writers", "0", "--feeders", "4"}, true},
+		{[]string{"--writers", "0", "--feeders", "5"}, false},
+		{[]string{"--writers", "8", "--feeders", "2"}, false},
+		{[]string{"--writers", "0", "--feeders", "8", "--lane-tables", "on"}, true},
+		{[]string{"--writers", "0", "--feeders", "2", "--lane-tables", "off"}, false},
+	} {
+		o, err := parse(c.args, &bytes.Buffer{})
+		if err != nil || o.laneTables != c.want {
+			t.Errorf("%v: lane tables %v (%v), want %v", c.args, o != nil && o.laneTables, err, c.want)
+		}
+	}
+	if _, err := parse([]string{"--lane-tables", "yes"}, &bytes.Buffer{}); err == nil {
+		t.Error("--lane-tables yes: no error")
 	}
 }
