@@ -111,7 +111,7 @@ func New(opts ...Option) *Indexer {
 	ix.wide = bw >= asm.Crossover
 	ix.directory.Store(&map[Worker]int32{})
 	n := s.lanes()
-	if s.partition && n > 1 {
+	if s.laneTables && n > 1 {
 		for range n {
 			ix.tabs = append(ix.tabs, shardmap.New(shardmap.WithShardBits(0)))
 		}

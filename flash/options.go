@@ -6,15 +6,15 @@ import "runtime"
 type Option func(*settings)
 
 type settings struct {
-	cfg       Config
-	writers   int
-	syncLanes int
-	jump      int
-	queue     int
-	pin       bool
-	partition bool
-	onReject  func(ev *Event, err error)
-	onGap     func(w Worker, expected, got uint64)
+	cfg        Config
+	writers    int
+	syncLanes  int
+	jump       int
+	queue      int
+	pin        bool
+	laneTables bool
+	onReject   func(ev *Event, err error)
+	onGap      func(w Worker, expected, got uint64)
 }
 
 const (
@@ -84,14 +84,14 @@ func WithSyncLanes(n int) Option {
 
 // WithLaneTables gives every lane (writer goroutine, or synchronous lane) a
 // shared table of its own, holding the entries of its own workers only:
-// writers in different lanes then share no memory at all (no shard locks,
-// no cache lines moving between their cores), and a query searches each
+// writers in different lanes then share no part of a table (no shard locks,
+// no table lines moving between their cores), and a query searches each
 // lane's table in turn and joins the answers, which stay exact since each
 // worker is in one lane. Stores scale with the lanes; a query costs about
 // one search per lane, and a content held in several lanes has an entry in
 // each. Without it (the default) the lanes share one table and lock its
 // shards.
-func WithLaneTables(on bool) Option { return func(s *settings) { s.partition = on } }
+func WithLaneTables(on bool) Option { return func(s *settings) { s.laneTables = on } }
 
 // MaxSyncLanes bounds WithSyncLanes.
 const MaxSyncLanes = 64

@@ -74,7 +74,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.backends, "backends", "flash,naive,actor,inverted,radix,concurrent-radix", "backends to run")
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
 	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
-	fs.StringVar(&o.laneMode, "lane-tables", "auto", "flash: a table per lane (flash.WithLaneTables; writers share no memory, a query searches each lane's table): on, off, or auto (on with at most 4 lanes)")
+	fs.StringVar(&o.laneMode, "lane-tables", "auto", "flash: a table per lane (flash.WithLaneTables; writers share no table, a query searches each lane's table): on, off, or auto (on with at most 4 lanes)")
 	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
