@@ -148,7 +148,7 @@ func (a *Arena) Stats() Stats {
 	defer a.mu.Unlock()
 	s := Stats{SlotBytes: a.stride * 8, ReservedSlots: a.reserved.Load()}
 	for _, al := range a.allocators {
-		s.LiveSlots += uint64(al.live.Load())
+		s.LiveSlots += atomic.LoadUint64(&al.live)
 	}
 	// Handed to allocators and not live: on free lists, in the shared pool,
 	// or in an allocator's reserved chunk.
@@ -163,7 +163,9 @@ type Allocator struct {
 	a        *Arena
 	free     []Ref
 	cur, end uint64 // bump range of global indexes
-	live     atomic.Int64
+	// live counts the allocator's live slots. Its owner alone writes it
+	// (publish: no locked add on every allocation); Stats loads it.
+	live uint64
 }
 
 // NewAllocator returns an allocator for one writer.
@@ -198,14 +200,14 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith
 // set.
 //
 // A fresh slot (version 0: never handed out) has no reader: none holds a
-// handle to it, and its handle reaches readers only through a store the
-// caller makes with sync/atomic (a shard table's value, a slot's next),
-// which orders the slot's words before it. So a fresh slot is written with
+// handle to it, and its handle reaches readers only through a release store
+// the caller makes (sync/atomic, or asm.StoreRelease: a shard table's key or
+// value, a slot's next), which orders the slot's words before it. So a fresh slot is written with
 // plain stores, its version included, and costs no atomic operation; each
 // would wait for every store before it to leave the store buffer. A reused
 // slot (odd version: freed) may be read through stale handles: its words
 // are written while the version is odd and the version is published last,
-// atomically.
+// with a release store.
 func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 	var r Ref
 	if n := len(al.free); n > 0 {
@@ -240,9 +242,9 @@ func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 		initWord(&s[WordVersion], v)
 	} else {
 		v++
-		atomic.StoreUint64(&s[WordVersion], v) // publish
+		publish(&s[WordVersion], v)
 	}
-	al.live.Add(1)
+	publish(&al.live, al.live+1)
 	return Handle(uint64(uint32(v))<<32 | uint64(r))
 }
 
@@ -257,7 +259,7 @@ func (al *Allocator) Free(h Handle) bool {
 	}
 	atomic.StoreUint64(&s[WordVersion], v+1)
 	al.free = append(al.free, h.Ref())
-	al.live.Add(-1)
+	publish(&al.live, al.live-1)
 	if len(al.free) >= poolThreshold {
 		a := al.a
 		a.mu.Lock()

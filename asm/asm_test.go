@@ -3,6 +3,7 @@ package asm
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -170,5 +171,42 @@ func TestPrefetch_AnyAddress(t *testing.T) {
 	}
 	if x[0] != 1 || x[1] != 2 || x[2] != 3 {
 		t.Fatalf("prefetch changed memory: %v", x)
+	}
+}
+
+// StoreRelease writes the word; a reader that sees a published counter sees
+// the data stored before it (message passing, writer and reader at once).
+func TestStoreRelease_Publishes(t *testing.T) {
+	var w uint64
+	StoreRelease(&w, 42)
+	if atomic.LoadUint64(&w) != 42 {
+		t.Fatalf("stored %d", w)
+	}
+	if raceEnabled {
+		t.Skip("the race detector does not see assembly stores; race builds publish with sync/atomic")
+	}
+	var data [8]uint64 // its own line, apart from the flag
+	var flag uint64
+	const n = 200000
+	done := make(chan error)
+	go func() {
+		for {
+			f := atomic.LoadUint64(&flag)
+			if d := atomic.LoadUint64(&data[0]); d < f {
+				done <- fmt.Errorf("flag %d published before data %d", f, d)
+				return
+			}
+			if f == n {
+				done <- nil
+				return
+			}
+		}
+	}()
+	for i := uint64(1); i <= n; i++ {
+		data[0] = i
+		StoreRelease(&flag, i)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,8 @@
 
 package asm
 
+import "sync/atomic"
+
 var hasAVX512, hasAVX2 = false, false
 
 func init() { selectBest() }
@@ -14,3 +16,8 @@ func kernelsFor(p Path) (func(a, b []uint64) int, func(a, b []uint64) bool, bool
 // level; builds without assembly have no prefetch instruction, so it does
 // nothing.
 func Prefetch(addr uintptr) {}
+
+// StoreRelease writes v to *p as a release store: a reader that loads v
+// from *p with sync/atomic then sees every store the caller made before
+// it. Builds without assembly use atomic.StoreUint64.
+func StoreRelease(p *uint64, v uint64) { atomic.StoreUint64(p, v) }

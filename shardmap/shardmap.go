@@ -402,7 +402,8 @@ func (l *Locked) Put(val uint64) {
 	}
 	l.seen = nil
 	if ok {
-		old := atomic.SwapUint64(t.val(i), val)
+		old := atomic.LoadUint64(t.val(i))
+		publish(t.val(i), val)
 		t.live += b2i(val != 0) - b2i(old != 0)
 		l.maybeShrink(t)
 		return
@@ -421,7 +422,7 @@ func (l *Locked) Put(val uint64) {
 	// The slot is empty: readers ignore its value until its key is set,
 	// and the atomic store of the key orders the value's store before it.
 	initWord(t.val(i), val)
-	atomic.StoreUint64(t.key(i), l.key) // publish: the value is in place first
+	publish(t.key(i), l.key) // the value is in place first
 	t.used++
 	t.live++
 }

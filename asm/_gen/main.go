@@ -18,6 +18,7 @@ func main() {
 	subsetAVX512()
 	subsetAVX2()
 	prefetch()
+	storeRelease()
 	Generate()
 }
 
@@ -219,6 +220,19 @@ func prefetch() {
 	Doc("Prefetch asks the CPU to bring the cache line at addr into every cache level. It never faults.")
 	a := Load(Param("addr"), GP64())
 	PREFETCHT0(Mem{Base: a})
+	RET()
+}
+
+// storeRelease: one plain MOVQ. x86 makes stores visible in program order
+// (TSO), so the word is seen only after every store before it: a release
+// store without the locked exchange of sync/atomic's Store.
+func storeRelease() {
+	TEXT("StoreRelease", NOSPLIT|NOFRAME, "func(p *uint64, v uint64)")
+	Pragma("noescape")
+	Doc("StoreRelease writes v to *p with a plain store, ordered after every earlier store.")
+	p := Load(Param("p"), GP64())
+	v := Load(Param("v"), GP64())
+	MOVQ(v, Mem{Base: p})
 	RET()
 }
 
