@@ -8,7 +8,15 @@ import (
 )
 
 func TestFlash_FindMatchesZeroAllocs(t *testing.T) {
-	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(256))
+	t.Run("one-table", func(t *testing.T) {
+		findZeroAllocs(t, flash.New(flash.WithWriters(0), flash.WithMaxWorkers(256)))
+	})
+	t.Run("lane-tables", func(t *testing.T) {
+		findZeroAllocs(t, flash.New(flash.WithWriters(0), flash.WithSyncLanes(3), flash.WithLaneTables(true), flash.WithMaxWorkers(256)))
+	})
+}
+
+func findZeroAllocs(t *testing.T, ix *flash.Indexer) {
 	defer ix.Close()
 	p := flashtest.Seqs(1, 1024)
 	for w := uint64(0); w < 200; w++ {
@@ -65,6 +73,12 @@ func steadyEvents(ix *flash.Indexer, t *testing.T) {
 
 func TestFlash_ApplyZeroAllocsSync(t *testing.T) {
 	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	steadyEvents(ix, t)
+}
+
+func TestFlash_ApplyZeroAllocsLaneTables(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithSyncLanes(2), flash.WithLaneTables(true))
 	defer ix.Close()
 	steadyEvents(ix, t)
 }

@@ -66,12 +66,24 @@ func answers(ix flash.Index, prompts []flashtest.Prompt, workers int) string {
 	return b.String()
 }
 
+// A snapshot restores into an index of any shape: from one table to a table
+// per lane and back.
 func TestSnapshot_RestoreAnswersAlike(t *testing.T) {
 	prompts := snapshotPrompts()
-	for _, writers := range []int{0, 2} {
-		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
+	for _, c := range []struct {
+		writers  int
+		src, dst bool // a table per lane
+		name     string
+	}{
+		{0, false, false, "writers=0"},
+		{2, false, false, "writers=2"},
+		{2, true, false, "writers=2/lane-tables-to-one"},
+		{2, false, true, "writers=2/one-to-lane-tables"},
+	} {
+		writers := c.writers
+		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(writers), 9))
-			src := flash.New(flash.WithWriters(writers), flash.WithMaxWorkers(64))
+			src := flash.New(flash.WithWriters(writers), flash.WithMaxWorkers(64), flash.WithLaneTables(c.src))
 			defer src.Close()
 			churn(src, r, prompts, 12, 3000)
 			want := answers(src, prompts, 12)
@@ -83,7 +95,7 @@ func TestSnapshot_RestoreAnswersAlike(t *testing.T) {
 			if st := src.Stats(); ids == 0 || st.BlocksRemoved == 0 {
 				t.Fatalf("%d ids dumped, %d blocks removed: the churn did not build state", ids, st.BlocksRemoved)
 			}
-			dst := flash.New(flash.WithWriters(writers), flash.WithMaxWorkers(64))
+			dst := flash.New(flash.WithWriters(writers), flash.WithMaxWorkers(64), flash.WithLaneTables(c.dst))
 			defer dst.Close()
 			if err := dst.Restore(bytes.NewReader(snap.Bytes())); err != nil {
 				t.Fatal(err)

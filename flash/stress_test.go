@@ -19,13 +19,19 @@ import (
 // reader another entry's workers), and at quiescent points the whole index
 // equals the model.
 func TestFlash_ConcurrentStress(t *testing.T) {
+	for _, tables := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lane-tables=%v", tables), func(t *testing.T) { concurrentStress(t, tables) })
+	}
+}
+
+func concurrentStress(t *testing.T, laneTables bool) {
 	rounds, churners := 40, 24
 	if testing.Short() {
 		rounds = 12
 	}
 	cfg := flash.DefaultConfig()
 	cfg.MaxWorkers = 128
-	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(32))
+	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(32), flash.WithLaneTables(laneTables))
 	defer ix.Close()
 	ref := model.New(cfg)
 	apply := func(ev flash.Event) {
