@@ -96,11 +96,12 @@ func parseEndpoint(v string) ([]kvevents.Endpoint, error) {
 }
 
 type config struct {
-	endpoints endpointList
-	listen    string
-	blockSize int
-	writers   int
-	demo      bool
+	endpoints  endpointList
+	listen     string
+	blockSize  int
+	writers    int
+	laneTables bool
+	demo       bool
 }
 
 // server holds the index, the subscriber and the HTTP handlers.
@@ -122,7 +123,7 @@ type routeScratch struct {
 func newServer(cfg config, log *slog.Logger) (*server, error) {
 	// With no writers, the subscriber's goroutines (one per endpoint) apply
 	// the events themselves, in a lane per CPU.
-	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)))}
+	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)), flash.WithLaneTables(cfg.laneTables))}
 	s.sub = kvevents.New(s.ix, kvevents.WithLogger(log), kvevents.WithResyncHandler(func(r kvevents.Resync) {
 		log.Warn("workers cleared", "endpoint", r.Endpoint, "reason", r.Reason.String(), "lost_from", r.From, "lost_to", r.To, "workers", len(r.Cleared))
 	}))
@@ -296,6 +297,7 @@ func main() {
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "HTTP address for /route, /metrics and /healthz")
 	flag.IntVar(&cfg.blockSize, "block-size", flash.DefaultBlockSize, "tokens per KV block (the engines')")
 	flag.IntVar(&cfg.writers, "writers", flash.DefaultWriters(), "index writer goroutines (0: the subscriber's goroutine of each endpoint applies its events, in a lane per CPU)")
+	flag.BoolVar(&cfg.laneTables, "lane-tables", false, "a table per writer or lane: writers share no table, and a query searches one table per lane (faster events, slower queries)")
 	flag.BoolVar(&cfg.demo, "demo", false, "also run a built-in engine that publishes synthetic events on loopback")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))

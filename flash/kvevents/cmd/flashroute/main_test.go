@@ -33,13 +33,16 @@ func TestParseEndpoint(t *testing.T) {
 // feeds the index, /route finds the engine's ranks for a demo prompt and
 // /metrics shows the counters.
 func TestServer_Demo(t *testing.T) {
-	for _, writers := range []int{1, 0} {
-		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) { testDemo(t, writers) })
+	for _, c := range []struct {
+		writers    int
+		laneTables bool
+	}{{1, false}, {0, false}, {0, true}} {
+		t.Run(fmt.Sprintf("writers=%d/lane-tables=%v", c.writers, c.laneTables), func(t *testing.T) { testDemo(t, c.writers, c.laneTables) })
 	}
 }
 
-func testDemo(t *testing.T, writers int) {
-	cfg := config{blockSize: 16, writers: writers, demo: true}
+func testDemo(t *testing.T, writers int, laneTables bool) {
+	cfg := config{blockSize: 16, writers: writers, laneTables: laneTables, demo: true}
 	s, err := newServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
