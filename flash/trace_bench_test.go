@@ -69,6 +69,28 @@ func newTraceWorkload(reqs [][]uint64, workers int) *traceWorkload {
 	return tw
 }
 
+// find stores every request into ix, then measures querying every request.
+func (tw *traceWorkload) find(b *testing.B, ix *flash.Indexer) {
+	defer ix.Close()
+	for i := range tw.events {
+		_ = ix.Apply(tw.events[i])
+	}
+	tw.queryAll(b, ix.FindMatches)
+}
+
+// queryAll measures answering every request's query with find.
+func (tw *traceWorkload) queryAll(b *testing.B, find func(flash.Query, *flash.Scores)) {
+	var sc flash.Scores
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, q := range tw.queries {
+			find(q, &sc)
+		}
+	}
+	b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
+}
+
 // naiveIndex is the seed's first generation as a Go engineer would write it:
 // worker → local hash → set of sequence hashes.
 type naiveIndex map[flash.Worker]map[flash.LocalHash]map[flash.SeqHash]struct{}
@@ -129,20 +151,7 @@ func BenchmarkTrace(b *testing.B) {
 			b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
 		})
 		b.Run(fmt.Sprintf("impl=flash/jump=%d/phase=find", j), func(b *testing.B) {
-			ix := flash.New(flash.WithWriters(0), flash.WithJumpSize(j), flash.WithBlockSize(512), flash.WithMaxWorkers(64))
-			defer ix.Close()
-			for i := range tw.events {
-				_ = ix.Apply(tw.events[i])
-			}
-			var sc flash.Scores
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				for _, q := range tw.queries {
-					ix.FindMatches(q, &sc)
-				}
-			}
-			b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
+			tw.find(b, flash.New(flash.WithWriters(0), flash.WithJumpSize(j), flash.WithBlockSize(512), flash.WithMaxWorkers(64)))
 		})
 	}
 	// Two goroutines store at once, each the events of its lane's workers,
@@ -180,22 +189,7 @@ func BenchmarkTrace(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
 		})
-		b.Run("impl=flash/lanes=2/tables="+tables+"/phase=find", func(b *testing.B) {
-			ix := lanes()
-			defer ix.Close()
-			for i := range tw.events {
-				_ = ix.Apply(tw.events[i])
-			}
-			var sc flash.Scores
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				for _, q := range tw.queries {
-					ix.FindMatches(q, &sc)
-				}
-			}
-			b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
-		})
+		b.Run("impl=flash/lanes=2/tables="+tables+"/phase=find", func(b *testing.B) { tw.find(b, lanes()) })
 	}
 	b.Run("impl=naive/phase=store", func(b *testing.B) {
 		b.ReportAllocs()
@@ -212,14 +206,6 @@ func BenchmarkTrace(b *testing.B) {
 		for i := range tw.events {
 			n.store(&tw.events[i], tw.queries[i].Seqs)
 		}
-		var sc flash.Scores
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			for _, q := range tw.queries {
-				n.find(q, &sc)
-			}
-		}
-		b.ReportMetric(float64(b.N*tw.queried)/b.Elapsed().Seconds(), "block-ops/s")
+		tw.queryAll(b, n.find)
 	})
 }
