@@ -89,7 +89,8 @@ func WithSyncLanes(n int) Option {
 // lane's table in turn and joins the answers, which stay exact since each
 // worker is in one lane. Stores scale with the lanes; a query costs about
 // one search per lane, and a content held in several lanes has an entry in
-// each. Without it (the default) the lanes share one table and lock its
+// each; each table also has its own inline slots for the first positions
+// (64 KiB). Without it (the default) the lanes share one table and lock its
 // shards.
 func WithLaneTables(on bool) Option { return func(s *settings) { s.laneTables = on } }
 
