@@ -1,6 +1,7 @@
 package flash
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/asm"
@@ -14,10 +15,13 @@ import (
 // its live keys. Keys are placed by a keyed hash: sequence hashes derive from
 // user prompts.
 type intMap struct {
-	slots []imSlot // key and value side by side
+	// kv holds the slots' keys and values packed, 12 bytes a slot (a key
+	// and a value as a struct would pad to 16), read and written little-
+	// endian: one move each on amd64 and arm64, aligned or not.
+	kv []byte
 	// ctrl has a byte per slot: 0 when empty, else the tag of its key's
-	// hash. A probe scans ctrl and reads a slot only on a matching tag, so
-	// a miss (every new block's validation) touches one line of ctrl, 16
+	// hash. A probe scans ctrl and reads a key only on a matching tag, so
+	// a miss (every new block's validation) touches one line of ctrl, 12
 	// times denser than the slots and so far likelier in cache.
 	ctrl   []uint8
 	mask   uint64
@@ -27,15 +31,10 @@ type intMap struct {
 	k0, k1 uint64
 }
 
-type imSlot struct {
-	key uint64
-	val uint32
-}
-
 // intMapMinCap: 8 slots; a worker that stores one short prompt stays small.
 const intMapMinCap = 8
 
-// intMapShrinkAbove: tables up to 1024 slots (12 KiB) keep their size.
+// intMapShrinkAbove: tables up to 1024 slots (13 KiB) keep their size.
 const intMapShrinkAbove = 1024
 
 func (m *intMap) init(k0, k1 uint64) {
@@ -44,17 +43,28 @@ func (m *intMap) init(k0, k1 uint64) {
 }
 
 func (m *intMap) alloc(c int) {
-	// One allocation: c slots, then c control bytes in c/16 more slots
-	// (c is a power of two from 8, so c/16 rounds up to 1 at the least).
-	mem := make([]imSlot, c+(c+15)/16)
-	m.slots = mem[:c:c]
-	m.ctrl = unsafe.Slice((*uint8)(unsafe.Pointer(&mem[c])), c)
+	// One allocation: c packed slots, then c control bytes.
+	mem := make([]byte, 13*c)
+	m.kv = mem[: 12*c : 12*c]
+	m.ctrl = mem[12*c:]
 	m.mask = uint64(c - 1)
 }
 
 // hash is the shardmap's keyed hash: its low bits place a key, its top 7
 // bits are its tag.
 func (m *intMap) hash(k uint64) uint64 { return shardmap.Hash(k, m.k0, m.k1) }
+
+// key, val, set and setVal read and write slot i's key and value.
+func (m *intMap) key(i uint64) uint64 { return binary.LittleEndian.Uint64(m.kv[12*i:]) }
+func (m *intMap) val(i uint64) uint32 { return binary.LittleEndian.Uint32(m.kv[12*i+8:]) }
+func (m *intMap) set(i, k uint64, v uint32) {
+	binary.LittleEndian.PutUint64(m.kv[12*i:], k)
+	binary.LittleEndian.PutUint32(m.kv[12*i+8:], v)
+}
+func (m *intMap) setVal(i uint64, v uint32) { binary.LittleEndian.PutUint32(m.kv[12*i+8:], v) }
+
+// cap is the number of slots.
+func (m *intMap) cap() int { return len(m.ctrl) }
 
 func tagOf(h uint64) uint8 { return uint8(h>>57) + 1 }
 
@@ -68,7 +78,7 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 		return m.zv, m.hasZ
 	}
 	if i, _, ok := m.find(k); ok {
-		return m.slots[i].val, true
+		return m.val(i), true
 	}
 	return 0, false
 }
@@ -81,16 +91,16 @@ func (m *intMap) put(k uint64, v uint32) {
 		m.hasZ, m.zv = true, v
 		return
 	}
-	if (m.n+1)*4 > len(m.slots)*3 {
-		m.grow(2 * len(m.slots))
+	if (m.n+1)*4 > m.cap()*3 {
+		m.grow(2 * m.cap())
 	}
 	i, tag, ok := m.find(k)
 	if ok {
-		m.slots[i].val = v
+		m.setVal(i, v)
 		return
 	}
 	m.ctrl[i] = tag
-	m.slots[i] = imSlot{key: k, val: v}
+	m.set(i, k, v)
 	m.n++
 }
 
@@ -104,7 +114,7 @@ func (m *intMap) find(k uint64) (uint64, uint8, bool) {
 		case 0:
 			return i, tag, false
 		case tag:
-			if m.slots[i].key == k {
+			if m.key(i) == k {
 				return i, tag, true
 			}
 		}
@@ -112,18 +122,19 @@ func (m *intMap) find(k uint64) (uint64, uint8, bool) {
 }
 
 func (m *intMap) grow(c int) {
-	old, oldCtrl := m.slots, m.ctrl
+	old := *m
 	m.alloc(c)
-	for i, tag := range oldCtrl {
+	for i, tag := range old.ctrl {
 		if tag == 0 {
 			continue
 		}
-		j := m.slot(old[i].key)
+		k := old.key(uint64(i))
+		j := m.slot(k)
 		for m.ctrl[j] != 0 {
 			j = (j + 1) & m.mask
 		}
 		m.ctrl[j] = tag
-		m.slots[j] = old[i]
+		m.set(j, k, old.val(uint64(i)))
 	}
 }
 
@@ -143,28 +154,30 @@ func (m *intMap) del(k uint64) {
 	// Backward-shift: move later members of the cluster into the hole when
 	// their home slot does not lie cyclically in (hole, their slot].
 	for j := (i + 1) & m.mask; m.ctrl[j] != 0; j = (j + 1) & m.mask {
-		home := m.slot(m.slots[j].key)
+		home := m.slot(m.key(j))
 		if (j-home)&m.mask >= (j-i)&m.mask {
-			m.slots[i], m.ctrl[i] = m.slots[j], m.ctrl[j]
+			m.set(i, m.key(j), m.val(j))
+			m.ctrl[i] = m.ctrl[j]
 			i = j
 		}
 	}
-	m.slots[i], m.ctrl[i] = imSlot{}, 0
+	m.set(i, 0, 0)
+	m.ctrl[i] = 0
 	// Shrink only large, mostly empty maps, and by enough that a worker
 	// whose cache fills and drains in cycles does not reallocate each time.
-	if len(m.slots) > intMapShrinkAbove && m.n*16 < len(m.slots) {
-		m.grow(len(m.slots) / 4)
+	if m.cap() > intMapShrinkAbove && m.n*16 < m.cap() {
+		m.grow(m.cap() / 4)
 	}
 }
 
 // reset empties the map, keeping its memory when it is small.
 func (m *intMap) reset() {
 	m.n, m.hasZ = 0, false
-	if len(m.slots) > 1024 {
+	if m.cap() > 1024 {
 		m.alloc(intMapMinCap)
 		return
 	}
-	clear(m.slots)
+	clear(m.kv)
 	clear(m.ctrl)
 }
 
@@ -175,15 +188,15 @@ func (m *intMap) each(f func(k uint64, v uint32)) {
 	}
 	for i, tag := range m.ctrl {
 		if tag != 0 {
-			f(m.slots[i].key, m.slots[i].val)
+			f(m.key(uint64(i)), m.val(uint64(i)))
 		}
 	}
 }
 
-// prefetch asks the CPU for the control byte and the slot where k is probed
+// prefetch asks the CPU for the control byte and the key where k is probed
 // first.
 func (m *intMap) prefetch(k uint64) {
 	i := uintptr(m.slot(k))
 	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.ctrl))) + i)
-	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.slots))) + i*unsafe.Sizeof(imSlot{}))
+	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.kv))) + i*12)
 }
