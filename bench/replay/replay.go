@@ -206,7 +206,18 @@ type Factory func() flash.Index
 // Repeat replays wl on fresh indexes at one offered load until at least
 // minTime has been measured, and sums the runs: a short workload at a high
 // load would otherwise be measured over a few milliseconds.
+//
+// The measured replays find the heap as this backend's own replays leave
+// it, whatever ran before: Repeat first collects the heap (the sweeps of a
+// run take turns, and another backend's dropped indexes, or a collection
+// it started, would otherwise be paid for on this backend's clock), then
+// replays once unmeasured, so that the collector's pacing is the one the
+// backend's replays set for each other, as in a run of it alone.
 func Repeat(wl *sim.Workload, f Factory, offered float64, minTime time.Duration, o Options) Result {
+	runtime.GC()
+	warm := f()
+	Run(wl, warm, offered, Options{Readers: o.Readers, Feeders: o.Feeders})
+	_ = warm.Close()
 	var sum Result
 	for sum.Elapsed < minTime || sum.Ops == 0 {
 		idx := f()

@@ -186,14 +186,34 @@ func TestSweep_RetriesAFailedLoad(t *testing.T) {
 	f := func() flash.Index {
 		made++
 		ix := model.New(flash.Config{MaxWorkers: 8})
-		if made == 1 {
+		if made == 2 { // the first measured replay (the first is the warm-up)
 			return stalled{ix, time.Second}
 		}
 		return ix
 	}
 	pts, th := Sweep(wl, f, offered, 4, offered, 0, 0, Options{}, nil)
-	if made != 2 || len(pts) != 1 || !pts[0].Keeps() || th <= 0 {
+	if made != 4 || len(pts) != 1 || !pts[0].Keeps() || th <= 0 {
 		t.Fatalf("%d indexes made, points %v, threshold %.0f: the stalled run was not measured again", made, pts, th)
+	}
+}
+
+// Repeat replays once unmeasured before it measures: a stall in that
+// replay changes nothing in the result.
+func TestRepeat_WarmsUpUnmeasured(t *testing.T) {
+	wl := workload(t, 300)
+	const offered = 1e5
+	made := 0
+	f := func() flash.Index {
+		made++
+		ix := model.New(flash.Config{MaxWorkers: 8})
+		if made == 1 {
+			return stalled{ix, time.Second}
+		}
+		return ix
+	}
+	r := Repeat(wl, f, offered, 0, Options{})
+	if made != 2 || !r.Keeps() || r.Ops != len(wl.Ops) {
+		t.Fatalf("%d indexes made, %d ops measured (workload %d), offered %.0f achieved %.0f", made, r.Ops, len(wl.Ops), r.Offered, r.Achieved)
 	}
 }
 

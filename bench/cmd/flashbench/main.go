@@ -80,7 +80,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
 	fs.IntVar(&o.refine, "refine", 3, "bisections between the highest sustained load and the next (the threshold to within step^(1/2^refine))")
 	fs.Float64Var(&o.sweepMax, "sweep-max", 2e9, "largest offered load, block-ops/s")
-	fs.DurationVar(&o.minTime, "min-time", 300*time.Millisecond, "measure each offered load for at least this long (the workload repeats on fresh indexes)")
+	fs.DurationVar(&o.minTime, "min-time", 300*time.Millisecond, "measure each offered load for at least this long (the workload repeats on fresh indexes, after a collection and one unmeasured replay)")
 	fs.StringVar(&o.out, "out", filepath.Join("bench", "out"), "directory for plots")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	fs.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
