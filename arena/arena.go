@@ -202,9 +202,10 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith
 // A fresh slot (version 0: never handed out) has no reader: none holds a
 // handle to it, and its handle reaches readers only through a release store
 // the caller makes (sync/atomic, or asm.StoreRelease: a shard table's key or
-// value, a slot's next), which orders the slot's words before it. So a fresh slot is written with
-// plain stores, its version included, and costs no atomic operation; each
-// would wait for every store before it to leave the store buffer. A reused
+// value, a slot's next), which orders the slot's words before it. So a
+// fresh slot is written with plain stores, its version included, and costs
+// no atomic operation; each would wait for every store before it to leave
+// the store buffer. A reused
 // slot (odd version: freed) may be read through stale handles: its words
 // are written while the version is odd and the version is published last,
 // with a release store.
