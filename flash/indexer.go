@@ -171,10 +171,17 @@ func (ix *Indexer) laneOf(id uint64) *lane {
 	if len(ix.lanes) == 1 {
 		return ix.lanes[0]
 	}
-	// The golden-ratio multiple spreads consecutive IDs evenly over [0, 2^64);
-	// the high word of its product with the lane count picks the lane.
-	l, _ := bits.Mul64(id*0x9E3779B97F4A7C15, uint64(len(ix.lanes)))
-	return ix.lanes[l]
+	return ix.lanes[LaneFor(id, len(ix.lanes))]
+}
+
+// LaneFor returns the lane, in [0, lanes), of worker ID id in an index of
+// that many lanes (what LaneOf answers): the golden-ratio multiple of the ID
+// spreads consecutive IDs evenly over [0, 2^64), and the high word of its
+// product with the lane count picks the lane. Callers that split workers
+// over goroutines for any index can use it too.
+func LaneFor(id uint64, lanes int) int {
+	l, _ := bits.Mul64(id*0x9E3779B97F4A7C15, uint64(max(lanes, 1)))
+	return int(l)
 }
 
 func (ix *Indexer) reject(ev *Event, err error, c *Counters) error {

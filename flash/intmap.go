@@ -59,7 +59,7 @@ func (m *intMap) key(i uint64) uint64 { return binary.LittleEndian.Uint64(m.kv[1
 func (m *intMap) val(i uint64) uint32 { return binary.LittleEndian.Uint32(m.kv[12*i+8:]) }
 func (m *intMap) set(i, k uint64, v uint32) {
 	binary.LittleEndian.PutUint64(m.kv[12*i:], k)
-	binary.LittleEndian.PutUint32(m.kv[12*i+8:], v)
+	m.setVal(i, v)
 }
 func (m *intMap) setVal(i uint64, v uint32) { binary.LittleEndian.PutUint32(m.kv[12*i+8:], v) }
 
@@ -173,7 +173,7 @@ func (m *intMap) del(k uint64) {
 // reset empties the map, keeping its memory when it is small.
 func (m *intMap) reset() {
 	m.n, m.hasZ = 0, false
-	if m.cap() > 1024 {
+	if m.cap() > intMapShrinkAbove {
 		m.alloc(intMapMinCap)
 		return
 	}

@@ -31,6 +31,9 @@ func TestFlash_LaneOf(t *testing.T) {
 			if l < 0 || l >= ix.Lanes() {
 				t.Fatalf("LaneOf(%d) = %d, outside [0, %d)", id, l, ix.Lanes())
 			}
+			if f := flash.LaneFor(id, ix.Lanes()); f != l {
+				t.Fatalf("LaneOf(%d) = %d, LaneFor = %d", id, l, f)
+			}
 			used[l]++
 		}
 		if len(used) != ix.Lanes() {

@@ -11,7 +11,6 @@ package replay
 import (
 	"cmp"
 	"math"
-	"math/bits"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -158,16 +157,13 @@ type Laned interface {
 }
 
 // partition returns the feeder of each worker ID: its lane when the index
-// has as many lanes as there are feeders, else the ID's golden-ratio
-// multiple scaled to the feeders (consecutive IDs spread evenly).
+// has as many lanes as there are feeders, else flash.LaneFor's spread of
+// the IDs over the feeders.
 func partition(idx flash.Index, feeders int) func(id uint64) int {
 	if l, ok := idx.(Laned); ok && l.Lanes() == feeders {
 		return l.LaneOf
 	}
-	return func(id uint64) int {
-		f, _ := bits.Mul64(id*0x9E3779B97F4A7C15, uint64(feeders))
-		return int(f)
-	}
+	return func(id uint64) int { return flash.LaneFor(id, feeders) }
 }
 
 // wait returns no earlier than start+at. It sleeps rather than spins: on a
