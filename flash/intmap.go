@@ -83,6 +83,40 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 	return 0, false
 }
 
+// imHint is where a key that getHint missed goes: its empty slot and tag in
+// a table of cap slots (tag 0: no hint).
+type imHint struct {
+	slot, cap uint32
+	tag       uint8
+}
+
+// getHint is get, and on a miss (k not 0) the hint putNew takes.
+func (m *intMap) getHint(k uint64) (uint32, bool, imHint) {
+	if k == 0 {
+		return m.zv, m.hasZ, imHint{}
+	}
+	i, tag, ok := m.find(k)
+	if ok {
+		return m.val(i), true, imHint{}
+	}
+	return 0, false, imHint{slot: uint32(i), cap: uint32(m.cap()), tag: tag}
+}
+
+// putNew inserts k, which getHint missed when it gave h. If the table has
+// not grown since and h's slot is still empty, the slot is k's: inserts
+// only fill the empty slot that ends a probe and move nothing, so every
+// slot of k's probe before it is still taken by another key. Otherwise (or
+// without a hint) it is put.
+func (m *intMap) putNew(k uint64, v uint32, h imHint) {
+	if h.tag != 0 && int(h.cap) == m.cap() && (m.n+1)*4 <= m.cap()*3 && m.ctrl[h.slot] == 0 {
+		m.ctrl[h.slot] = h.tag
+		m.set(uint64(h.slot), k, v)
+		m.n++
+		return
+	}
+	m.put(k, v)
+}
+
 func (m *intMap) put(k uint64, v uint32) {
 	if k == 0 {
 		if !m.hasZ {

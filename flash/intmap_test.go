@@ -2,6 +2,7 @@ package flash
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -52,6 +53,72 @@ func TestIntMap_RandomOps(t *testing.T) {
 			if _, ok := m.get(k); ok != (func() bool { _, ok := ref[k]; return ok })() {
 				t.Fatalf("step %d: presence of %d", step, k)
 			}
+		}
+	}
+}
+
+// Batches the way a store uses the map: every key of a batch is looked up
+// first (getHint), then all are inserted (putNew with the batch's hints),
+// the inserts growing the map and filling each other's hinted slots; the
+// map ends equal to a Go map, whose every key it finds.
+func TestIntMap_PutNewWithHints(t *testing.T) {
+	for _, degenerate := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(3, 4))
+		var m intMap
+		m.init(r.Uint64(), r.Uint64())
+		if degenerate {
+			m.k1 = 0
+		}
+		ref := map[uint64]uint32{}
+		hinted := 0
+		for batch := 0; batch < 300; batch++ {
+			var keys []uint64
+			var hints []imHint
+			for range 1 + r.IntN(40) {
+				k := r.Uint64() >> r.IntN(60) // small keys too, 0 among them
+				if _, ok := ref[k]; ok || slices.Contains(keys, k) {
+					continue
+				}
+				_, ok, h := m.getHint(k)
+				if ok {
+					t.Fatalf("getHint(%d) finds a key never put", k)
+				}
+				keys, hints = append(keys, k), append(hints, h)
+			}
+			for i, k := range keys {
+				before := m.cap()
+				if hints[i].tag != 0 && int(hints[i].cap) == before && m.ctrl[hints[i].slot] == 0 {
+					hinted++
+				}
+				m.putNew(k, uint32(batch), hints[i])
+				ref[k] = uint32(batch)
+			}
+			if r.IntN(4) == 0 {
+				for k := range ref { // deletes between batches invalidate nothing: hints are per batch
+					m.del(k)
+					delete(ref, k)
+					break
+				}
+			}
+			if m.len() != len(ref) {
+				t.Fatalf("batch %d: len %d, want %d", batch, m.len(), len(ref))
+			}
+			check := keys
+			if batch%30 == 29 {
+				check = check[:0:0]
+				for k := range ref {
+					check = append(check, k)
+				}
+			}
+			for _, k := range check {
+				want, in := ref[k]
+				if got, ok := m.get(k); ok != in || got != want {
+					t.Fatalf("batch %d (degenerate=%v): get(%d) = %d %v, want %d %v", batch, degenerate, k, got, ok, want, in)
+				}
+			}
+		}
+		if hinted == 0 {
+			t.Fatal("no insert took its hinted slot")
 		}
 	}
 }

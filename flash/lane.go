@@ -61,6 +61,7 @@ type pendingBlock struct {
 	seq  SeqHash
 	node uint32 // the worker's node of a duplicate
 	dup  bool
+	ext  imHint // where a new block's engine id goes in the worker's map
 }
 
 func newLane(ix *Indexer, id, queue int) *lane {

@@ -167,7 +167,9 @@ func (ln *lane) store(ev *Event) error {
 		prevSeq = seq
 		pending[i] = pendingBlock{seq: seq}
 		if ws != nil {
-			if ni, ok := ws.ext.get(uint64(b.Hash)); ok {
+			ni, ok, hint := ws.ext.getHint(uint64(b.Hash))
+			pending[i].ext = hint
+			if ok {
 				n := ws.node(ni)
 				if int(n.pos) != pos+i || n.seq != seq {
 					return ErrHashConflict
@@ -177,10 +179,11 @@ func (ln *lane) store(ev *Event) error {
 		}
 		// The same engine id twice in one batch would sit at two positions.
 		if checkBatch {
-			if _, dup := ln.seen.get(uint64(b.Hash)); dup {
+			_, dup, h := ln.seen.getHint(uint64(b.Hash))
+			if dup {
 				return ErrHashConflict
 			}
-			ln.seen.put(uint64(b.Hash), 0)
+			ln.seen.putNew(uint64(b.Hash), 0, h)
 		} else {
 			for _, o := range ev.Blocks[:i] {
 				if o.Hash == b.Hash {
@@ -205,7 +208,7 @@ func (ln *lane) store(ev *Event) error {
 			continue
 		}
 		stored++
-		ni := ln.storeBlock(ws, b, uint32(pos+i), p.seq, parent)
+		ni := ln.storeBlock(ws, b, uint32(pos+i), p.seq, parent, p.ext)
 		parent = ni + 1
 	}
 	ln.counters.Add(CounterBlocksStored, uint64(stored))
@@ -238,14 +241,14 @@ func (ln *lane) prefetch(ws *workerState, pos int, blocks []Block) {
 
 // storeBlock adds engine id b.Hash for the content (pos, seq) under node
 // parent-1 and returns the content's node.
-func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, parent uint32) uint32 {
+func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, parent uint32, ext imHint) uint32 {
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
 		if !ln.attach(int(pos), b.Local, seq, ws.slot) {
 			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, st: 1 | nodeAttached})
 			ws.link(ni, parent)
-			ws.ext.put(uint64(b.Hash), ni)
+			ws.ext.putNew(uint64(b.Hash), ni, ext)
 			return ni
 		}
 		// A second engine id for content the worker holds.
@@ -258,7 +261,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 		ws.link(ni, parent)
 		ws.content.put(key, ni)
 	}
-	ws.ext.put(uint64(b.Hash), ni)
+	ws.ext.putNew(uint64(b.Hash), ni, ext)
 	n := ws.node(ni)
 	n.st++ // one more ref
 	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
