@@ -113,7 +113,11 @@ func TestRun_FeedersFollowLanes(t *testing.T) {
 			l.want[op.Event.Worker] = append(l.want[op.Event.Worker], fmt.Sprint(*op.Event))
 		}
 	}
-	r := Run(wl, l, 1e5, Options{Feeders: 3})
+	offered := 1e5
+	if raceEnabled {
+		offered = 3e4 // as testAppliesEverything: the detector slows a replay several times
+	}
+	r := Run(wl, l, offered, Options{Feeders: 3})
 	if e := l.err.Load(); e != nil {
 		t.Fatal(e)
 	}
