@@ -22,7 +22,9 @@ type engineSim struct {
 }
 
 func (e *engineSim) step(ix flash.Index, r *rand.Rand, shared flashtest.Prompt) (ops int) {
-	p := flashtest.Concat(shared[:e.prefix], flashtest.Seqs(uint64(e.w.ID)<<40|e.nextID, 24+r.IntN(16)))
+	// Seqs shifts its seed 32 bits: the worker's ID goes at bit 20 (bit 52
+	// of the block ids) so that no two workers' prompts share blocks.
+	p := flashtest.Concat(shared[:e.prefix], flashtest.Seqs(uint64(e.w.ID)<<20|e.nextID, 24+r.IntN(16)))
 	e.nextID++
 	_ = ix.Apply(p.StoreEvent(e.w, 0, len(p), 0))
 	e.held = append(e.held, p)
