@@ -32,11 +32,16 @@ const (
 )
 
 const (
-	// baseShift: the first slab holds 1<<10 slots, small enough that an empty
-	// index costs tens of KiB, large enough that slab reservations are rare.
+	// baseShift: the first slab holds 1<<10 slots, its parts 128: an empty
+	// index costs a few KiB.
 	baseShift = 10
 	// numSlabs covers every uint32 ref: slab k holds 1<<(k+baseShift) slots.
 	numSlabs = 32 - baseShift + 1
+	// partShift: a slab is reserved in 1<<partShift equal parts, each when
+	// the first slot in it is handed out, so the memory reserved and not
+	// yet used stays under an eighth of what is used (whole slabs, doubling,
+	// reserved up to twice it).
+	partShift = 3
 	// chunk is how many slots an Allocator reserves at a time: writers touch
 	// the arena's mutex once per chunk.
 	chunk = 256
@@ -50,15 +55,16 @@ const (
 type Arena struct {
 	bitWords int
 	stride   int
-	slabs    [numSlabs]atomic.Pointer[uint64]
+	parts    [numSlabs << partShift]atomic.Pointer[uint64] // slab k's part j at k<<partShift | j
 
 	mu         sync.Mutex
 	next       uint64  // next global slot index never handed out (under mu)
-	slabCount  int     // slabs reserved (under mu)
+	partCount  int     // parts reserved, in order (under mu)
+	reservedTo uint64  // global indexes below this are in reserved parts (under mu)
 	pool       [][]Ref // free chunks handed back by allocators (under mu)
 	spare      [][]Ref // emptied chunk buffers, reused by handbacks (under mu)
 	allocators []*Allocator
-	reserved   atomic.Uint64 // slots in reserved slabs
+	reserved   atomic.Uint64 // slots in reserved parts
 }
 
 // New returns an arena whose slots carry a worker set of bitWords words.
@@ -75,18 +81,26 @@ func (a *Arena) BitWords() int { return a.bitWords }
 // Stride returns the words per slot.
 func (a *Arena) Stride() int { return a.stride }
 
-// locate maps a ref to its slab and the offset of its slot in that slab.
-func locate(r Ref) (slab int, off uint64) {
+// locate maps a ref to its part and the offset of its slot in that part.
+// Global index g = r-1 is in slab k when (2^k - 1)·2^baseShift <= g <
+// (2^(k+1) - 1)·2^baseShift.
+//
+// With x = g + 2^baseShift, slab k holds the x of bit length k+baseShift+1,
+// and its parts hold 2^n slots, n = k+baseShift-partShift: x>>n is
+// 2^partShift plus the part's number within the slab, and x's low n bits
+// the slot's offset in the part.
+func locate(r Ref) (part int, off uint64) {
 	x := uint64(r) - 1 + 1<<baseShift
-	k := bits.Len64(x) - 1 - baseShift
-	return k, x - 1<<(k+baseShift)
+	n := bits.Len64(x) - 1 - partShift
+	// k<<partShift + (x>>n - 2^partShift), with k = n - (baseShift-partShift)
+	return (n-(baseShift-partShift+1))<<partShift + int(x>>n), x & (1<<n - 1)
 }
 
 // Slot returns the words of slot r. r must have been handed out by an
 // Allocator of a. Readers touch the words only atomically.
 func (a *Arena) Slot(r Ref) []uint64 {
-	k, off := locate(r)
-	base := a.slabs[k].Load()
+	p, off := locate(r)
+	base := a.parts[p].Load()
 	return unsafe.Slice((*uint64)(unsafe.Add(unsafe.Pointer(base), off*uint64(a.stride)*8)), a.stride)
 }
 
@@ -112,21 +126,17 @@ func Current(s []uint64, h Handle) bool {
 	return v&1 == 0 && uint32(v) == h.Version()
 }
 
-// grow reserves slabs until global index n exists. Called under a.mu.
+// grow reserves parts until global index n exists. Called under a.mu.
 func (a *Arena) grow(n uint64) {
-	for {
-		// Global indexes below (2^k - 1)·2^baseShift live in slabs < k.
-		limit := (uint64(1)<<a.slabCount - 1) << baseShift
-		if n < limit {
-			return
-		}
-		if a.slabCount >= numSlabs {
+	for n >= a.reservedTo {
+		if a.partCount >= len(a.parts) {
 			panic("arena: out of refs")
 		}
-		slots := uint64(1) << (a.slabCount + baseShift)
+		slots := uint64(1) << (a.partCount>>partShift + baseShift - partShift)
 		words := make([]uint64, slots*uint64(a.stride))
-		a.slabs[a.slabCount].Store(&words[0])
-		a.slabCount++
+		a.parts[a.partCount].Store(&words[0])
+		a.partCount++
+		a.reservedTo += slots
 		a.reserved.Add(slots)
 	}
 }

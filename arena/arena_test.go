@@ -337,3 +337,51 @@ func TestArena_AllocWith(t *testing.T) {
 	h4 := al.Alloc(10, 0)
 	check(h4, 10, 0, -1)
 }
+
+// Every handed-out slot has words of its own: slots written whole, across
+// every part the arena reserves, read back unchanged.
+func TestArena_SlotsDisjoint(t *testing.T) {
+	const n = 300_000
+	a := arena.New(2)
+	als := []*arena.Allocator{a.NewAllocator(), a.NewAllocator()}
+	hs := make([]arena.Handle, n)
+	for i := range hs {
+		hs[i] = als[i%7%2].Alloc(uint64(i), 0)
+	}
+	mark := func(i, j int) uint64 { return uint64(i)<<8 | uint64(j) | 1<<63 }
+	for i, h := range hs {
+		s := a.Slot(h.Ref())
+		for j := arena.Header; j < len(s); j++ {
+			atomic.StoreUint64(&s[j], mark(i, j))
+		}
+	}
+	for i, h := range hs {
+		s := a.Slot(h.Ref())
+		if len(s) != a.Stride() || arena.Seq(s) != uint64(i) {
+			t.Fatalf("slot %d: stride %d, seq %d", i, len(s), arena.Seq(s))
+		}
+		for j := arena.Header; j < len(s); j++ {
+			if v := atomic.LoadUint64(&s[j]); v != mark(i, j) {
+				t.Fatalf("slot %d word %d holds %#x: another slot's", i, j, v)
+			}
+		}
+	}
+}
+
+// The arena reserves memory in steps of an eighth of what it holds: a slot
+// count just past a power of two does not reserve twice what it uses.
+func TestArena_ReservesInEighths(t *testing.T) {
+	for _, n := range []int{1, 1000, 1025, 5000, 100_000, 131_073, 140_000, 179_036, 300_000} {
+		a := arena.New(1)
+		al := a.NewAllocator()
+		for i := 0; i < n; i++ {
+			al.Alloc(uint64(i), 0)
+		}
+		st := a.Stats()
+		// Allocators take 256 slots at a time from the arena.
+		handed := uint64((n + 255) / 256 * 256)
+		if limit := handed + (handed+1024)/8; st.ReservedSlots < handed || st.ReservedSlots > limit {
+			t.Errorf("%d slots: %d reserved, want %d to %d", n, st.ReservedSlots, handed, limit)
+		}
+	}
+}

@@ -8,7 +8,7 @@
 // Writing a live slot's fields (SetNext, the bits through bitset's Atomic*
 // functions) is the caller's business to serialize: the flash index does it
 // under the shardmap shard lock of the slot's key. Nothing allocates on the
-// hot path: Alloc and Free allocate only when a free list grows or a new slab
+// hot path: Alloc and Free allocate only when a free list grows or a new part
 // is reserved.
 //
 // # Design
@@ -21,8 +21,11 @@
 //	word 3…  bits      the worker set, Words(MaxWorkers) words
 //
 // Slabs grow geometrically (slab k holds 1024·2^k slots), so a ref maps to
-// (slab, offset) with one leading-zero count and the slab directory is a fixed
-// array of 22 atomic pointers that never moves. Existing slots never move.
+// (slab, offset) with one leading-zero count. Each slab is reserved in eight
+// equal parts, a part when its first slot is handed out, so what is reserved
+// and unused stays under an eighth of what is used (whole doubling slabs
+// would reserve up to twice it). The part directory is a fixed array of
+// 23·8 atomic pointers that never moves. Existing slots never move.
 // Slabs are []uint64: the garbage collector never scans them, so the GC cost
 // of the index does not grow with its size.
 //
