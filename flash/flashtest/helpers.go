@@ -76,8 +76,14 @@ func Concat(ps ...Prompt) Prompt {
 	return out
 }
 
-// Seqs generates a prompt of n blocks from a seed id.
+// Seqs generates a prompt of n blocks from a seed id: block i is
+// L(seed<<32 | i). The seed takes the high half of each block's id, so it
+// must be below 2^32 and n at most 2^32: Seqs panics otherwise, where bits
+// would be lost and two seeds' prompts share blocks.
 func Seqs(seed uint64, n int) Prompt {
+	if seed >= 1<<32 || n < 0 || uint64(n) > 1<<32 {
+		panic(fmt.Sprintf("flashtest.Seqs: seed %#x or length %d out of range", seed, n))
+	}
 	p := make(Prompt, n)
 	for i := range p {
 		p[i] = L(seed<<32 | uint64(i))
