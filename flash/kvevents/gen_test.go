@@ -1,6 +1,7 @@
 package kvevents
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -113,19 +114,19 @@ func compare(ix, m flash.Index, wl *workload, workers []flash.Worker) string {
 	h := flash.NewTokenHasher(testBlock, "")
 	var q flash.Query
 	var a, b flash.Scores
-	for _, p := range wl.prompts {
+	for i, p := range wl.prompts {
 		h.Query(&q, p)
 		ix.FindMatches(q, &a)
 		m.FindMatches(q, &b)
 		a.Sort()
 		b.Sort()
 		if !slices.Equal(a.Matches, b.Matches) {
-			return "matches differ"
+			return fmt.Sprintf("matches differ: prompt %d, index %v, model %v", i, a.Matches, b.Matches)
 		}
 	}
 	for _, w := range workers {
-		if ix.BlockCount(w) != m.BlockCount(w) {
-			return "block counts differ"
+		if got, want := ix.BlockCount(w), m.BlockCount(w); got != want {
+			return fmt.Sprintf("block counts differ: worker %v, index %d, model %d", w, got, want)
 		}
 	}
 	return ""

@@ -96,6 +96,13 @@ func (lb *loopback) converge(what string, srcs ...*source) {
 	eventually(lb.t, 20*time.Second, what, func() string {
 		lb.ix.Flush()
 		msg := compare(lb.ix, lb.m, lb.wl, ws)
+		if msg != "" {
+			// What the subscriber saw, for a failure's message: a loss the
+			// model was not told of shows as an extra resync.
+			lb.mu.Lock()
+			msg += fmt.Sprintf("; subscriber %+v; resyncs %+v", lb.sub.Stats(), lb.resyncs)
+			lb.mu.Unlock()
+		}
 		polls++
 		if msg != "" && polls%4 == 3 {
 			// A publisher's first batches can go before the subscription
