@@ -108,7 +108,7 @@ func (m *intMap) getHint(k uint64) (uint32, bool, imHint) {
 // slot of k's probe before it is still taken by another key. Otherwise (or
 // without a hint) it is put.
 func (m *intMap) putNew(k uint64, v uint32, h imHint) {
-	if h.tag != 0 && int(h.cap) == m.cap() && (m.n+1)*4 <= m.cap()*3 && m.ctrl[h.slot] == 0 {
+	if h.tag != 0 && int(h.cap) == m.cap() && !m.full() && m.ctrl[h.slot] == 0 {
 		m.ctrl[h.slot] = h.tag
 		m.set(uint64(h.slot), k, v)
 		m.n++
@@ -125,7 +125,7 @@ func (m *intMap) put(k uint64, v uint32) {
 		m.hasZ, m.zv = true, v
 		return
 	}
-	if (m.n+1)*4 > m.cap()*3 {
+	if m.full() {
 		m.grow(2 * m.cap())
 	}
 	i, tag, ok := m.find(k)
@@ -137,6 +137,10 @@ func (m *intMap) put(k uint64, v uint32) {
 	m.set(i, k, v)
 	m.n++
 }
+
+// full reports whether one more key would take the map past 3/4 load,
+// where put grows it.
+func (m *intMap) full() bool { return (m.n+1)*4 > m.cap()*3 }
 
 // find returns the slot of k (not 0) and true, or the empty slot that ends
 // its probe and false; and k's tag.
@@ -195,8 +199,7 @@ func (m *intMap) del(k uint64) {
 			i = j
 		}
 	}
-	m.set(i, 0, 0)
-	m.ctrl[i] = 0
+	m.ctrl[i] = 0 // a slot's key and value count only under a tag
 	// Shrink only large, mostly empty maps, and by enough that a worker
 	// whose cache fills and drains in cycles does not reallocate each time.
 	if m.cap() > intMapShrinkAbove && m.n*16 < m.cap() {
@@ -211,8 +214,7 @@ func (m *intMap) reset() {
 		m.alloc(intMapMinCap)
 		return
 	}
-	clear(m.kv)
-	clear(m.ctrl)
+	clear(m.ctrl) // slots count only under a tag
 }
 
 // each calls f for every key and value.

@@ -7,14 +7,21 @@ import (
 	"unsafe"
 )
 
+// newTestIntMap returns an empty map keyed from r; a degenerate one hashes
+// every key to slot 0: one long cluster.
+func newTestIntMap(r *rand.Rand, degenerate bool) *intMap {
+	m := new(intMap)
+	m.init(r.Uint64(), r.Uint64())
+	if degenerate {
+		m.k1 = 0
+	}
+	return m
+}
+
 func TestIntMap_RandomOps(t *testing.T) {
 	for _, degenerate := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(1, 2))
-		var m intMap
-		m.init(r.Uint64(), r.Uint64())
-		if degenerate {
-			m.k1 = 0 // every key hashes to slot 0: one long cluster
-		}
+		m := newTestIntMap(r, degenerate)
 		ref := map[uint64]uint32{}
 		for step := 0; step < 30000; step++ {
 			k := uint64(r.IntN(300))
@@ -64,11 +71,7 @@ func TestIntMap_RandomOps(t *testing.T) {
 func TestIntMap_PutNewWithHints(t *testing.T) {
 	for _, degenerate := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(3, 4))
-		var m intMap
-		m.init(r.Uint64(), r.Uint64())
-		if degenerate {
-			m.k1 = 0
-		}
+		m := newTestIntMap(r, degenerate)
 		ref := map[uint64]uint32{}
 		hinted := 0
 		for batch := 0; batch < 300; batch++ {
@@ -137,6 +140,37 @@ func TestShardBits(t *testing.T) {
 	for lanes, want := range map[int]uint{0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 8: 3, 64: 3} {
 		if got := shardBits(lanes); got != want {
 			t.Errorf("shardBits(%d) = %d, want %d", lanes, got, want)
+		}
+	}
+}
+
+// Hints taken before a batch's inserts do not carry the map past 3/4 load:
+// once full, putNew grows it as put does, so a probe always ends on an
+// empty slot.
+func TestIntMap_PutNewKeepsLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m := newTestIntMap(r, false)
+	// One key hinted to each slot of the empty first table: every hint
+	// stays valid until the load check says no.
+	var keys []uint64
+	var hints []imHint
+	taken := map[uint32]bool{}
+	for len(keys) < m.cap() {
+		k := r.Uint64() | 1
+		if _, _, h := m.getHint(k); !taken[h.slot] {
+			taken[h.slot] = true
+			keys, hints = append(keys, k), append(hints, h)
+		}
+	}
+	for i, k := range keys {
+		m.putNew(k, uint32(i), hints[i])
+		if m.len()*4 > m.cap()*3 {
+			t.Fatalf("after %d inserts: %d keys in %d slots", i+1, m.len(), m.cap())
+		}
+	}
+	for i, k := range keys {
+		if v, ok := m.get(k); !ok || v != uint32(i) {
+			t.Fatalf("get(%#x) = %d %v, want %d", k, v, ok, i)
 		}
 	}
 }
