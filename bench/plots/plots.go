@@ -171,6 +171,7 @@ func LatencyCDF(dir, name, title string, names []string, lat [][]time.Duration) 
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
+	drawn := 0
 	for i, l := range lat {
 		if len(l) == 0 {
 			continue
@@ -189,6 +190,10 @@ func LatencyCDF(dir, name, title string, names []string, lat [][]time.Duration) 
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(names[i], line)
+		drawn++
+	}
+	if drawn == 0 { // no backend sustained a load: an empty chart on a log axis
+		p.X.Min, p.X.Max = 1, 1000
 	}
 	p.Add(plotter.NewGrid())
 	return save(p, dir, name, 8*vg.Inch, 6*vg.Inch)

@@ -238,9 +238,15 @@ func Repeat(wl *sim.Workload, f Factory, offered float64, minTime time.Duration,
 // every point, in order of offered load, and the threshold: the highest
 // sustained achieved load.
 func Sweep(wl *sim.Workload, f Factory, start, step, maxLoad float64, minTime time.Duration, refine int, o Options, progress func(Result)) (points []Result, threshold float64) {
+	measure := func(load float64) Result { return Repeat(wl, f, load, minTime, o) }
+	return SweepWith(measure, start, step, maxLoad, refine, progress)
+}
+
+// SweepWith is Sweep over any measurement of an offered load.
+func SweepWith(measure func(offered float64) Result, start, step, maxLoad float64, refine int, progress func(Result)) (points []Result, threshold float64) {
 	sw := NewSweeper(start, step, maxLoad, refine)
 	for load, ok := sw.Next(); ok; load, ok = sw.Next() {
-		if p, done := sw.Record(Repeat(wl, f, load, minTime, o)); done && progress != nil {
+		if p, done := sw.Record(measure(load)); done && progress != nil {
 			progress(p)
 		}
 	}

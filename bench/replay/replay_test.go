@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,9 +24,11 @@ func workload(t *testing.T, n int) *sim.Workload {
 	return sim.Record(reqs[:n], h, sim.Config{Workers: 8, CacheBlocks: 1024})
 }
 
-// A replay applies every event: the index ends where the model fed the same
-// events ends, and a load far below any backend's threshold is sustained;
-// with one feeder, and with three feeding a synchronous index's three lanes.
+// A replay applies every event and answers every query: the index ends where
+// the model fed the same events ends, and the result counts what was done
+// and divides it by the time it took; with one feeder, and with three
+// feeding a synchronous index's three lanes. Nothing here depends on how fast
+// the machine is: a late op runs when its feeder gets to it.
 func TestRun_AppliesEverything(t *testing.T) {
 	t.Run("feeders=1", func(t *testing.T) {
 		testAppliesEverything(t, flash.New(flash.WithMaxWorkers(8), flash.WithWriters(1)), 1)
@@ -35,16 +38,32 @@ func TestRun_AppliesEverything(t *testing.T) {
 	})
 }
 
+// checkResult checks what a result of runs replays of wl computes from its
+// counts and its clock.
+func checkResult(t *testing.T, r Result, wl *sim.Workload, runs int) {
+	t.Helper()
+	if r.Ops != runs*len(wl.Ops) || r.BlockOps != runs*wl.BlockOps() || r.Elapsed <= 0 {
+		t.Fatalf("%d ops, %d block-ops in %v; want %d runs of %d ops, %d block-ops", r.Ops, r.BlockOps, r.Elapsed, runs, len(wl.Ops), wl.BlockOps())
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b)) }
+	if s := r.Elapsed.Seconds(); !near(r.Achieved, float64(r.BlockOps)/s) || !near(r.AchievedOps, float64(r.Ops)/s) {
+		t.Fatalf("achieved %v block-ops/s, %v ops/s for %d block-ops, %d ops in %v", r.Achieved, r.AchievedOps, r.BlockOps, r.Ops, r.Elapsed)
+	}
+	if r.Keeps() != (r.Achieved >= KeepRatio*r.Offered) {
+		t.Fatalf("Keeps() %v: offered %v achieved %v", r.Keeps(), r.Offered, r.Achieved)
+	}
+}
+
 func testAppliesEverything(t *testing.T, idx *flash.Indexer, feeders int) {
 	wl := workload(t, 1500)
 	defer idx.Close()
-	offered := 3e5
-	if raceEnabled {
-		offered = 3e4
+	r := Run(wl, idx, 3e5, Options{Feeders: feeders, RecordLatency: true, MeasureRuntime: true})
+	checkResult(t, r, wl, 1)
+	if len(r.Latencies) != wl.Queries || !slices.IsSorted(r.Latencies) {
+		t.Fatalf("%d latencies for %d queries (ascending: %v)", len(r.Latencies), wl.Queries, slices.IsSorted(r.Latencies))
 	}
-	r := Run(wl, idx, offered, Options{Feeders: feeders, RecordLatency: true, MeasureRuntime: true})
-	if !r.Keeps() || len(r.Latencies) != wl.Queries {
-		t.Fatalf("offered %.0f achieved %.0f, %d latencies for %d queries", r.Offered, r.Achieved, len(r.Latencies), wl.Queries)
+	if r.AllocsPerOp < 0 || r.GCShare < 0 || r.GCShare > 1 {
+		t.Fatalf("allocations per op %v, GC share %v", r.AllocsPerOp, r.GCShare)
 	}
 	m := model.New(flash.Config{MaxWorkers: 8})
 	for _, op := range wl.Ops {
@@ -113,11 +132,7 @@ func TestRun_FeedersFollowLanes(t *testing.T) {
 			l.want[op.Event.Worker] = append(l.want[op.Event.Worker], fmt.Sprint(*op.Event))
 		}
 	}
-	offered := 1e5
-	if raceEnabled {
-		offered = 3e4 // as testAppliesEverything: the detector slows a replay several times
-	}
-	r := Run(wl, l, offered, Options{Feeders: 3})
+	r := Run(wl, l, 1e5, Options{Feeders: 3})
 	if e := l.err.Load(); e != nil {
 		t.Fatal(e)
 	}
@@ -126,9 +141,7 @@ func TestRun_FeedersFollowLanes(t *testing.T) {
 			t.Fatalf("%v: %d events never applied", w, len(due))
 		}
 	}
-	if !r.Keeps() {
-		t.Fatalf("offered %.0f achieved %.0f", r.Offered, r.Achieved)
-	}
+	checkResult(t, r, wl, 1)
 	// The hash partition (no lanes, or not as many) uses every feeder.
 	f := partition(model.New(flash.Config{MaxWorkers: 8}), 3)
 	used := map[int]bool{}
@@ -140,23 +153,45 @@ func TestRun_FeedersFollowLanes(t *testing.T) {
 	}
 }
 
-// Past the threshold the achieved load stops following the offered one.
+// capacity measures a load as a backend that sustains at most c block-ops/s
+// would: the Sweep tests plan on it without a clock.
+func capacity(c float64) func(float64) Result {
+	return func(load float64) Result { return Result{Offered: load, Achieved: min(load, c), Elapsed: time.Second} }
+}
+
+// Past the threshold the achieved load stops following the offered one:
+// the sweep grows the load until two in a row are not sustained, then
+// bisects between the highest sustained load and the next.
 func TestSweep_FindsThreshold(t *testing.T) {
-	wl := workload(t, 600)
-	pts, th := Sweep(wl, func() flash.Index { return model.New(flash.Config{MaxWorkers: 8}) }, 1e5, 4, 1e10, 0, 2, Options{}, nil)
-	if th <= 0 || pts[len(pts)-1].Keeps() {
-		t.Fatalf("no threshold found: %v", pts)
+	var progress []Result
+	pts, th := SweepWith(capacity(37000), 1e3, 4, 1e10, 2, func(r Result) { progress = append(progress, r) })
+	// 1k, 4k, 16k and then 64k (37k of it), 256k; between 16k and 64k: 32k
+	// sustained, 45k not.
+	if th != 32000 || len(pts) != 7 || pts[len(pts)-1].Keeps() {
+		t.Fatalf("threshold %.0f, points %v", th, pts)
 	}
-	// The bisection adds two points between the highest sustained load and
-	// the next one, and the points come back in order.
-	var lo, hi float64
+	if len(progress) != len(pts) {
+		t.Fatalf("%d points reported, %d returned", len(progress), len(pts))
+	}
+	checkBracket(t, pts, th, math.Pow(4, 0.25))
+}
+
+// checkBracket checks Sweep's points: in order of offered load, the
+// threshold the best sustained achieved load, and the highest sustained
+// load and the first one above it not sustained at most ratio apart.
+func checkBracket(t *testing.T, pts []Result, th, ratio float64) {
+	t.Helper()
+	var lo, hi, best float64
 	for i, p := range pts {
 		if i > 0 && p.Offered <= pts[i-1].Offered {
 			t.Fatalf("points out of order: %v", pts)
 		}
 		if p.Keeps() {
-			lo = p.Offered
+			lo, best = p.Offered, max(best, p.Achieved)
 		}
+	}
+	if best != th {
+		t.Fatalf("threshold %.0f, best sustained %.0f: %v", th, best, pts)
 	}
 	for _, p := range pts {
 		if p.Offered > lo && !p.Keeps() {
@@ -164,60 +199,109 @@ func TestSweep_FindsThreshold(t *testing.T) {
 			break
 		}
 	}
-	if hi/lo > math.Pow(4, 0.25)*1.0001 {
-		t.Fatalf("threshold bracket %.0f..%.0f wider than 4^(1/4): %v", lo, hi, pts)
+	if lo == 0 || hi == 0 || hi/lo > ratio*1.0001 {
+		t.Fatalf("threshold bracket %.0f..%.0f wider than %v: %v", lo, hi, ratio, pts)
 	}
 }
 
-// stalled is an index whose Flush stalls once, as a run does when another
-// tenant of a shared machine takes the CPU.
-type stalled struct {
-	flash.Index
-	stall time.Duration
-}
-
-func (s stalled) Flush() {
-	s.Index.Flush()
-	time.Sleep(s.stall)
+// Sweep replays the workload on fresh indexes, one measured replay per
+// point with no minimum time, and returns what Sweeper settles: the points
+// in order, each a whole replay, the threshold the best sustained one.
+// How far the loads get depends on the machine; what each point holds does
+// not.
+func TestSweep_ReplaysEachLoad(t *testing.T) {
+	wl := workload(t, 300)
+	made := 0
+	f := func() flash.Index { made++; return model.New(flash.Config{MaxWorkers: 8}) }
+	pts, th := Sweep(wl, f, 1e5, 4, 1e10, 0, 1, Options{}, nil)
+	if len(pts) == 0 || pts[len(pts)-1].Keeps() && pts[len(pts)-1].Offered*4 <= 1e10 {
+		t.Fatalf("the sweep stopped at a sustained load: %v", pts)
+	}
+	best := 0.0
+	for i, p := range pts {
+		checkResult(t, p, wl, 1)
+		if i > 0 && p.Offered <= pts[i-1].Offered {
+			t.Fatalf("points out of order: %v", pts)
+		}
+		if p.Keeps() {
+			best = max(best, p.Achieved)
+		}
+	}
+	if best != th {
+		t.Fatalf("threshold %.0f, best sustained %.0f", th, best)
+	}
+	// Two indexes a measurement (warm-up, measured), a load not sustained
+	// measured twice.
+	if made < 2*len(pts) || made%2 != 0 {
+		t.Fatalf("%d indexes made for %d points", made, len(pts))
+	}
 }
 
 // A load that fails once through interference and then holds counts as
 // sustained: it is measured again, and the better measurement is its point.
 func TestSweep_RetriesAFailedLoad(t *testing.T) {
-	wl := workload(t, 300)
-	const offered = 1e5 // far below the model's threshold: about 70 ms per run
-	made := 0
-	f := func() flash.Index {
-		made++
-		ix := model.New(flash.Config{MaxWorkers: 8})
-		if made == 2 { // the first measured replay (the first is the warm-up)
-			return stalled{ix, time.Second}
+	calls := 0
+	full := capacity(1e6)
+	measure := func(load float64) Result {
+		calls++
+		if calls == 1 { // a stall: a tenth of the load achieved
+			return Result{Offered: load, Achieved: load / 10, Elapsed: time.Second}
 		}
-		return ix
+		return full(load)
 	}
-	pts, th := Sweep(wl, f, offered, 4, offered, 0, 0, Options{}, nil)
-	if made != 4 || len(pts) != 1 || !pts[0].Keeps() || th <= 0 {
-		t.Fatalf("%d indexes made, points %v, threshold %.0f: the stalled run was not measured again", made, pts, th)
+	pts, th := SweepWith(measure, 1e5, 4, 1e5, 0, nil)
+	if calls != 2 || len(pts) != 1 || !pts[0].Keeps() || th != 1e5 {
+		t.Fatalf("%d measurements, points %v, threshold %.0f: the stalled load was not measured again", calls, pts, th)
+	}
+	// Two failures in a row: the load is not sustained, and its point is the
+	// better of the two.
+	calls = 0
+	pts, th = SweepWith(func(load float64) Result {
+		calls++
+		return Result{Offered: load, Achieved: load / float64(10*calls), Elapsed: time.Second}
+	}, 1e5, 4, 1e5, 0, nil)
+	if calls != 2 || len(pts) != 1 || pts[0].Keeps() || pts[0].Achieved != 1e4 || th != 0 {
+		t.Fatalf("%d measurements, points %v, threshold %.0f", calls, pts, th)
 	}
 }
 
-// Repeat replays once unmeasured before it measures: a stall in that
-// replay changes nothing in the result.
+// stalled is an index whose Flush stalls, as a run does when another tenant
+// of a shared machine takes the CPU, and notes when it ended.
+type stalled struct {
+	flash.Index
+	stall time.Duration
+	end   time.Time
+}
+
+func (s *stalled) Flush() {
+	s.Index.Flush()
+	time.Sleep(s.stall)
+	s.end = time.Now()
+}
+
+// Repeat replays once unmeasured before it measures: the warm-up's time is
+// not in the result, nor are its ops.
 func TestRepeat_WarmsUpUnmeasured(t *testing.T) {
 	wl := workload(t, 300)
-	const offered = 1e5
 	made := 0
+	st := &stalled{stall: 200 * time.Millisecond}
 	f := func() flash.Index {
 		made++
 		ix := model.New(flash.Config{MaxWorkers: 8})
 		if made == 1 {
-			return stalled{ix, time.Second}
+			st.Index = ix
+			return st
 		}
 		return ix
 	}
-	r := Repeat(wl, f, offered, 0, Options{})
-	if made != 2 || !r.Keeps() || r.Ops != len(wl.Ops) {
-		t.Fatalf("%d indexes made, %d ops measured (workload %d), offered %.0f achieved %.0f", made, r.Ops, len(wl.Ops), r.Offered, r.Achieved)
+	r := Repeat(wl, f, 1e5, 0, Options{})
+	if made != 2 || st.end.IsZero() {
+		t.Fatalf("%d indexes made, warm-up flushed: %v", made, !st.end.IsZero())
+	}
+	checkResult(t, r, wl, 1)
+	// The measured replay began after the warm-up's stall ended.
+	if since := time.Since(st.end); r.Elapsed > since {
+		t.Fatalf("measured %v, but the warm-up ended only %v ago", r.Elapsed, since)
 	}
 }
 

@@ -9,27 +9,68 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flashindexer/flashindexer/bench/replay"
 	"github.com/flashindexer/flashindexer/flash"
 )
 
-// A small run end to end: the table, the JSON report and the plots.
+// A small run end to end: the table, the JSON report and the plots, and
+// what the report computes from its points. How far each sweep gets depends
+// on the machine; that the report agrees with itself does not.
 func TestRun_Small(t *testing.T) {
 	dir := t.TempDir()
+	rep, out := runReport(t, dir, "--requests", "300", "--backends", "flash,naive,radix", "--block-size", "128",
+		"--sweep-start", "5e4", "--sweep-step", "8", "--refine", "1", "--min-time", "0")
+	for _, want := range []string{"flash", "naive", "radix", "threshold block-ops/s", "plots:"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if len(rep.Rows) != 3 || len(rep.Workloads) != 1 || rep.Workloads[0].Requests != 300 || rep.Workloads[0].StoredBlocks == 0 {
+		t.Fatalf("report %+v, workloads %+v", rep.Rows, rep.Workloads)
+	}
+	for _, r := range rep.Rows {
+		checkRow(t, r)
+	}
+	for _, f := range []string{"throughput_w16.png", "throughput_w16.svg", "events_w16.png", "latency_w16.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("plot %s: %v", f, err)
+		}
+	}
+	if plotErr != nil {
+		t.Fatal(plotErr)
+	}
+}
+
+// A load no machine sustains (10^12 block-ops/s: a block-op in a
+// picosecond): no threshold, no latency run, and the report and plots still
+// come out.
+func TestRun_NothingSustained(t *testing.T) {
+	dir := t.TempDir()
+	rep, _ := runReport(t, dir, "--requests", "100", "--backends", "flash,naive", "--block-size", "512",
+		"--sweep-start", "1e12", "--sweep-max", "1e12", "--min-time", "0")
+	if len(rep.Rows) != 2 {
+		t.Fatalf("report %+v", rep.Rows)
+	}
+	for _, r := range rep.Rows {
+		checkRow(t, r)
+		if r.Threshold != 0 || len(r.Points) != 1 || r.LatencyLoad != 0 || r.VsFlash != 0 {
+			t.Fatalf("%s: %+v", r.Backend, r)
+		}
+	}
+	if plotErr != nil {
+		t.Fatal(plotErr)
+	}
+}
+
+// runReport runs flashbench with args, plots into dir and a JSON report,
+// and returns the report and the table.
+func runReport(t *testing.T, dir string, args ...string) (*Report, string) {
+	t.Helper()
 	jsonPath := filepath.Join(dir, "r.json")
 	var out bytes.Buffer
-	start := "5e5"
-	if raceEnabled {
-		start = "5e4"
-	}
-	args := []string{"--requests", "400", "--backends", "flash,naive,radix", "--block-size", "128",
-		"--sweep-start", start, "--sweep-step", "8", "--min-time", "0", "--out", dir, "--json", jsonPath, "--quiet"}
+	args = append(args, "--out", dir, "--json", jsonPath, "--quiet")
 	if err := run(args, &out, os.Stderr); err != nil {
 		t.Fatal(err)
-	}
-	for _, want := range []string{"flash", "naive", "radix", "threshold block-ops/s", "plots:"} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("output lacks %q:\n%s", want, out.String())
-		}
 	}
 	var rep Report
 	b, err := os.ReadFile(jsonPath)
@@ -39,16 +80,35 @@ func TestRun_Small(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Rows) != 3 || rep.Rows[0].Threshold <= 0 || len(rep.Rows[0].Points) == 0 {
-		t.Fatalf("report %+v", rep.Rows)
+	return &rep, out.String()
+}
+
+// checkRow checks what a row computes from its points: points in order of
+// offered load, the threshold the best sustained achieved load (0 when none
+// is), a latency run at half the threshold exactly when there is one, and
+// the memory figure.
+func checkRow(t *testing.T, r *Row) {
+	t.Helper()
+	if len(r.Points) == 0 || r.BytesPerBlock <= 0 {
+		t.Fatalf("%s: %d points, %v B per (block, worker)", r.Backend, len(r.Points), r.BytesPerBlock)
 	}
-	for _, f := range []string{"throughput_w16.png", "throughput_w16.svg", "events_w16.png", "latency_w16.svg"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
-			t.Fatalf("plot %s: %v", f, err)
+	best := 0.0
+	for i, p := range r.Points {
+		if i > 0 && p.Offered <= r.Points[i-1].Offered {
+			t.Fatalf("%s: points out of order: %+v", r.Backend, r.Points)
+		}
+		if p.Achieved <= 0 {
+			t.Fatalf("%s: point %+v", r.Backend, p)
+		}
+		if p.Achieved >= replay.KeepRatio*p.Offered {
+			best = max(best, p.Achieved)
 		}
 	}
-	if plotErr != nil {
-		t.Fatal(plotErr)
+	if r.Threshold != best {
+		t.Fatalf("%s: threshold %v, best sustained %v: %+v", r.Backend, r.Threshold, best, r.Points)
+	}
+	if r.LatencyLoad != r.Threshold/2 || (r.Threshold > 0) != (r.P999us > 0 && r.P50us <= r.P99us && r.P99us <= r.P999us) {
+		t.Fatalf("%s: latency at %v for threshold %v: p50 %v p99 %v p999 %v", r.Backend, r.LatencyLoad, r.Threshold, r.P50us, r.P99us, r.P999us)
 	}
 }
 
