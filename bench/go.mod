@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/flashindexer/flashindexer => ../
 
 require (
-	github.com/flashindexer/flashindexer v0.0.0-00010101000000-000000000000
+	github.com/flashindexer/flashindexer v0.1.0
 	gonum.org/v1/plot v0.17.0
 )
 
