@@ -17,6 +17,7 @@ type finder struct {
 	seqs     []SeqHash
 	computed int // seqs[:computed] are known
 	dst      *Scores
+	epoch    uint64   // the index's slot epoch when the query began
 	sets     []uint64 // scratch sets, bw words each
 	bw       int
 	probes   int
@@ -66,13 +67,12 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	if cap(dst.sets) < need {
 		dst.sets = make([]uint64, need)
 	}
-	f := finder{ix: ix, locals: q.Locals, dst: dst, sets: dst.sets[:need], bw: ix.bw}
+	f := finder{ix: ix, locals: q.Locals, dst: dst, sets: dst.sets[:need], bw: ix.bw, epoch: ix.slotEpoch.Load()}
 	if q.HasSeqs() {
 		f.seqs, f.computed = q.Seqs, n
 	} else {
 		f.seqs = dst.SeqScratch(n)
 	}
-	epoch := ix.slotEpoch.Load()
 	// Each worker is in one lane, so with a table per lane the searches
 	// find disjoint workers.
 	for _, t := range ix.tabs {
@@ -80,11 +80,6 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 		f.search(n)
 	}
 	dst.probes = f.probes
-	if ix.slotEpoch.Load() != epoch {
-		// A worker left and came back in another slot while the search ran:
-		// it may have been seen in both. Keep one answer per worker.
-		dst.dedupe()
-	}
 }
 
 func (f *finder) search(n int) {
@@ -188,6 +183,15 @@ func (ix *Indexer) probeOnce(tab *shardmap.Map, pos int, local LocalHash, seq Se
 // emit adds every worker of s with the given depth. It writes the fields in
 // place: building each Match on the stack and copying it costs a store-
 // forwarding stall per worker, which dominated queries matching many workers.
+//
+// A bit names a slot, not a worker: emit reports a slot's worker only when
+// that worker took the slot before the query began and still holds it (its
+// intern epoch is at most the query's, unchanged across the reads, and the
+// slot live), so the worker held the slot at every probe that saw the bit.
+// A slot that changed hands during the query is left out: its old worker
+// was removed meanwhile, and its new one may never have held the prefix.
+// Each reported worker thus held one slot throughout, and none is reported
+// twice.
 func (f *finder) emit(s []uint64, depth int) {
 	ix := f.ix
 	ms := f.dst.Matches
@@ -204,15 +208,19 @@ func (f *finder) emit(s []uint64, depth int) {
 			i := wi<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
 			in := &ix.info[i]
-			if !in.live.Load() || n >= len(ms) {
+			since := in.since.Load()
+			if since > f.epoch || n >= len(ms) {
 				continue
 			}
 			m := &ms[n]
 			m.Worker.ID = in.id.Load()
 			m.Worker.DPRank = in.rank.Load()
+			m.Blocks = int(in.blocks.Load())
+			if !in.live.Load() || in.since.Load() != since {
+				continue
+			}
 			m.Depth = depth
 			m.Tokens = tokens
-			m.Blocks = int(in.blocks.Load())
 			n++
 		}
 	}

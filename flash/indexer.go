@@ -52,8 +52,12 @@ type Indexer struct {
 
 var _ Index = (*Indexer)(nil)
 
-// slotInfo describes the worker in one slot, for readers.
+// slotInfo describes the worker in one slot, for readers. since is the slot
+// epoch at which the worker took the slot, stored before its identity and
+// live last, so a reader that finds since unchanged around its reads of
+// the identity read one worker's.
 type slotInfo struct {
+	since  atomic.Uint64
 	id     atomic.Uint64
 	rank   atomic.Uint32
 	live   atomic.Bool
@@ -324,8 +328,8 @@ func (ix *Indexer) intern(w Worker) (int, error) {
 	if !ok {
 		return 0, ErrTooManyWorkers
 	}
-	ix.slotEpoch.Add(1)
 	in := &ix.info[slot]
+	in.since.Store(ix.slotEpoch.Add(1))
 	in.id.Store(w.ID)
 	in.rank.Store(w.DPRank)
 	in.blocks.Store(0)

@@ -64,20 +64,6 @@ func (s *Scores) Depth(w Worker) int {
 	return 0
 }
 
-// dedupe keeps one match per worker, the deepest.
-func (s *Scores) dedupe() {
-	slices.SortFunc(s.Matches, func(a, b Match) int {
-		if c := cmp.Compare(a.Worker.ID, b.Worker.ID); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Worker.DPRank, b.Worker.DPRank); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Depth, a.Depth)
-	})
-	s.Matches = slices.CompactFunc(s.Matches, func(a, b Match) bool { return a.Worker == b.Worker })
-}
-
 // Sort orders Matches by depth, deepest first, then by worker.
 func (s *Scores) Sort() { slices.SortFunc(s.Matches, compareMatches) }
 
