@@ -215,10 +215,12 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith
 // value, a slot's next), which orders the slot's words before it. So a
 // fresh slot is written with plain stores, its version included, and costs
 // no atomic operation; each would wait for every store before it to leave
-// the store buffer. A reused
-// slot (odd version: freed) may be read through stale handles: its words
-// are written while the version is odd and the version is published last,
-// with a release store.
+// the store buffer. A reused slot (odd version: freed) may be read through
+// stale handles: its words are written while the version is odd and the
+// version is published last, with a release store. A reader that validates
+// the old version after reading the words must not see a new word, so every
+// word's store must be visible after the odd version's: plain stores keep
+// that order on x86-64 (storesInOrder); elsewhere they are atomic stores.
 func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 	var r Ref
 	if n := len(al.free); n > 0 {
@@ -236,17 +238,18 @@ func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 	}
 	s := al.a.Slot(r)
 	v := Version(s)
-	initWord(&s[WordSeq], seq)
-	initWord(&s[WordNext], uint64(next))
+	ordered := v != 0 && !storesInOrder
+	setWord(&s[WordSeq], seq, ordered)
+	setWord(&s[WordNext], uint64(next), ordered)
 	for i := Header; i < len(s); i++ {
 		// Entries are freed empty and fresh slabs are zero: this store is
 		// almost never needed.
 		if atomic.LoadUint64(&s[i]) != 0 {
-			initWord(&s[i], 0)
+			setWord(&s[i], 0, ordered)
 		}
 	}
 	if w >= 0 {
-		initWord(&s[Header+w/64], 1<<(uint(w)%64))
+		setWord(&s[Header+w/64], 1<<(uint(w)%64), ordered)
 	}
 	if v == 0 {
 		v = 2
@@ -257,6 +260,16 @@ func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 	}
 	publish(&al.live, al.live+1)
 	return Handle(uint64(uint32(v))<<32 | uint64(r))
+}
+
+// setWord writes a word of a slot being allocated: with an atomic store
+// when ordered, else with initWord.
+func setWord(p *uint64, v uint64, ordered bool) {
+	if ordered {
+		atomic.StoreUint64(p, v)
+		return
+	}
+	initWord(p, v)
 }
 
 // Free ends the life h names and makes the slot reusable. Readers holding h
