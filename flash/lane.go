@@ -57,6 +57,24 @@ type item struct {
 	fn       func() // a call run on the writer between events (Dump, Restore)
 }
 
+// keepBlocks: a queue slot keeps its copies' buffers for the next lap up
+// to this many blocks (and as many hashes); a larger event's buffers go with
+// it, so a burst of large events leaves the ring at most queue × 6 KiB.
+const keepBlocks = 256
+
+// release drops the applied event's references, and its buffers when they
+// are larger than a slot keeps. The writer owns the item until it advances
+// head.
+func (it *item) release() {
+	if cap(it.blocks) > keepBlocks {
+		it.blocks = nil
+	}
+	if cap(it.hashes) > keepBlocks {
+		it.hashes = nil
+	}
+	it.ev = Event{}
+}
+
 type pendingBlock struct {
 	seq  SeqHash
 	node uint32 // the worker's node of a duplicate
@@ -187,6 +205,7 @@ func (ln *lane) loop() {
 				ln.removeWorker(it.removeID)
 			default:
 				_ = ln.apply(&it.ev)
+				it.release()
 			}
 		}
 		ln.mu.Lock()
@@ -210,13 +229,32 @@ func (ln *lane) call(fn func()) {
 		fn()
 		return
 	}
-	done := make(chan struct{})
-	if err := ln.enqueueItem(nil, nil, func() { fn(); close(done) }, false); err != nil {
+	if ln.callOpen(fn) != nil {
 		ln.ix.stopped.Wait()
 		fn()
-		return
+	}
+}
+
+// callOpen runs fn with the lane owned, as call does, while the index is
+// open: a change (Restore) that Close overtakes returns ErrClosed and leaves
+// the lane as Close left it. With writers, fn runs if it was queued before
+// Close (Close applies everything accepted).
+func (ln *lane) callOpen(fn func()) error {
+	if ln.ix.sync {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		if ln.ix.closed.Load() {
+			return ErrClosed
+		}
+		fn()
+		return nil
+	}
+	done := make(chan struct{})
+	if err := ln.enqueueItem(nil, nil, func() { fn(); close(done) }, false); err != nil {
+		return err
 	}
 	<-done
+	return nil
 }
 
 func (ln *lane) flush() {

@@ -237,7 +237,10 @@ func readSnapshot(r io.Reader, maxDepth int) ([]snapWorker, error) {
 // the state it had in the snapshot (replacing what the index held for it);
 // other workers are untouched. A truncated, corrupted or inconsistent
 // snapshot returns an error wrapping ErrSnapshot and changes nothing; so
-// does one with more new workers than free slots (ErrTooManyWorkers).
+// does one with more new workers than free slots (ErrTooManyWorkers). On a
+// closed index it returns ErrClosed and changes nothing; when Close lands
+// while Restore runs, Restore returns ErrClosed and only the lanes it
+// reached before Close (if any) hold their restored workers.
 func (ix *Indexer) Restore(r io.Reader) error {
 	if ix.closed.Load() {
 		return ErrClosed
@@ -266,13 +269,16 @@ func (ix *Indexer) Restore(r io.Reader) error {
 	}
 	var firstErr error
 	for ln, list := range byLane {
-		ln.call(func() {
+		err := ln.callOpen(func() {
 			for _, sw := range list {
 				if err := ln.restoreWorker(sw); err != nil && firstErr == nil {
 					firstErr = err
 				}
 			}
 		})
+		if err != nil {
+			return err
+		}
 	}
 	return firstErr
 }
