@@ -414,6 +414,10 @@ func (ln *lane) detach(pos int, local LocalHash, seq SeqHash, w int) {
 	ln.lock(&l, pos, local)
 	head := arena.Handle(l.Get())
 	h := ix.entry(head, seq)
+	if h == 0 { // unreachable while the worker's state is consistent
+		l.Unlock()
+		return
+	}
 	s := ix.ar.Slot(h.Ref())
 	b := arena.Bits(s)
 	if !bitset.AtomicClear(b, w) || !bitset.IsZero(b) {

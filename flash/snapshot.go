@@ -30,7 +30,11 @@ const (
 
 // ErrSnapshot: a snapshot that is truncated, corrupted, of another version,
 // or inconsistent (a sequence hash that is not its parent's chain, a parent
-// listed after its child). Restore returns it and changes nothing.
+// listed after its child, a block listed twice for one worker, an engine id
+// on two blocks, a removed block kept with no descendant). The checksum
+// only catches damage: every structural rule a worker's state obeys is
+// checked on its own, so a snapshot made by hand is held to them too.
+// Restore returns it and changes nothing.
 var ErrSnapshot = errors.New("flash: bad snapshot")
 
 type snapNode struct {
@@ -184,6 +188,7 @@ func readSnapshot(r io.Reader, maxDepth int) ([]snapWorker, error) {
 			return nil, bad("worker %v: %d nodes in %d bytes", sw.w, nn, len(p))
 		}
 		ids := map[ExternalHash]bool{}
+		blocks := map[[2]uint64]bool{} // (position, sequence hash): one node each
 		for k := uint32(0); k < nn && !short; k++ {
 			n := snapNode{parent: u32(), pos: u32(), seq: SeqHash(u64()), local: LocalHash(u64())}
 			ni := u32()
@@ -213,6 +218,11 @@ func readSnapshot(r io.Reader, maxDepth int) ([]snapWorker, error) {
 					return nil, bad("worker %v: node %d does not extend its parent", sw.w, k)
 				}
 			}
+			key := [2]uint64{uint64(n.pos), uint64(n.seq)}
+			if blocks[key] {
+				return nil, bad("worker %v: node %d repeats the block at %d (sequence hash %x)", sw.w, k, n.pos, n.seq)
+			}
+			blocks[key] = true
 			sw.nodes = append(sw.nodes, n)
 		}
 		// A node held by no engine id is kept only for its children.
