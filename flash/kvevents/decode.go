@@ -37,15 +37,59 @@ func (e *DecodeError) Unwrap() error { return ErrMalformed }
 
 // Batch is one decoded payload: [timestamp, [events…], data_parallel_rank].
 // Decode reuses its slices; the byte slices of its events alias the payload.
+// What Decode allocates is bounded by the payload: at most MaxAllocFactor
+// bytes per payload byte, whatever lengths the payload declares.
 type Batch struct {
-	TS        float64
-	Events    []RawEvent
+	TS     float64
+	Events []RawEvent // the events of kinds this package knows, in order
+	// Unknown counts the events skipped for a tag this package does not
+	// know, so newer engines keep working.
+	Unknown   int
 	DPRank    uint32
 	HasDPRank bool
 }
 
-// RawEvent is one event as the engine sent it. Kind is 0 for a tag this
-// package does not know (skipped and counted, so newer engines keep working).
+// MaxAllocFactor bounds the bytes Decode allocates into a fresh Batch per
+// byte of payload: an event of a known kind takes at least minEventBytes of
+// payload and a RawEvent's 168 bytes, a block hash at least one byte and 8
+// bytes, a token one byte and 4 bytes; a declared length may claim every
+// byte left, once.
+const MaxAllocFactor = 24
+
+// minEventBytes: the shortest event of a known kind on the wire,
+// ["BlockRemoved", []]: a fixarray, a fixstr of 12 bytes and an empty array.
+const minEventBytes = 15
+
+// Kept by Trim for the next payload: a batch and its events keep buffers up
+// to these sizes, a burst of larger payloads leaves nothing larger behind.
+const (
+	keepEvents = 64
+	keepHashes = 1024
+	keepTokens = 16 * keepHashes
+)
+
+// Trim releases the buffers of b that are larger than an ordinary payload
+// needs (more than 64 events, 1,024 hashes or 16,384 tokens in an event), so
+// that a Batch reused for a stream keeps no outsized payload's memory.
+func (b *Batch) Trim() {
+	if cap(b.Events) > keepEvents {
+		b.Events = nil
+		return
+	}
+	evs := b.Events[:cap(b.Events)]
+	for i := range evs {
+		e := &evs[i]
+		if cap(e.Hashes) > keepHashes {
+			e.Hashes = nil
+		}
+		if cap(e.Tokens) > keepTokens {
+			e.Tokens = nil
+		}
+		e.Tag, e.Medium, e.LoRAName = nil, nil, nil // they alias a payload
+	}
+}
+
+// RawEvent is one event as the engine sent it.
 type RawEvent struct {
 	Kind      flash.EventKind
 	Tag       []byte   // the event's tag, as sent
@@ -92,13 +136,30 @@ func Decode(payload []byte, b *Batch) error {
 			return err
 		}
 	}
-	if cap(b.Events) < ne {
-		b.Events = append(b.Events[:cap(b.Events)], make([]RawEvent, ne-cap(b.Events))...)
+	// Room for as many known events as the bytes left can hold, not as
+	// many as declared: an element may take one byte, a RawEvent 168.
+	if want := min(ne, (len(payload)-r.off)/minEventBytes); cap(b.Events) < want {
+		b.Events = append(b.Events[:cap(b.Events)], make([]RawEvent, want-cap(b.Events))...)
 	}
-	b.Events = b.Events[:ne]
-	for i := range b.Events {
-		if err := decodeEvent(&r, &b.Events[i]); err != nil {
+	b.Events, b.Unknown = b.Events[:0], 0
+	var spare RawEvent // decodes an event past the room: an unknown one
+	for range ne {
+		e := &spare
+		if n := len(b.Events); n < cap(b.Events) {
+			b.Events = b.Events[:n+1]
+			e = &b.Events[n]
+		}
+		if err := decodeEvent(&r, e); err != nil {
 			return err
+		}
+		switch {
+		case e.Kind == 0:
+			if e != &spare {
+				b.Events = b.Events[:len(b.Events)-1]
+			}
+			b.Unknown++
+		case e == &spare: // unreachable: known events fit the room
+			b.Events = append(b.Events, spare)
 		}
 	}
 	b.DPRank, b.HasDPRank = 0, false
@@ -236,6 +297,9 @@ func hashes(r *reader, dst []uint64) ([]uint64, error) {
 	if err != nil {
 		return dst, err
 	}
+	if cap(dst) < n { // n is at most the bytes left: one allocation, bounded
+		dst = make([]uint64, 0, n)
+	}
 	for i := 0; i < n; i++ {
 		h, err := r.hash()
 		if err != nil {
@@ -250,6 +314,9 @@ func tokens(r *reader, dst []uint32) ([]uint32, error) {
 	n, err := r.arrayLen()
 	if err != nil {
 		return dst, err
+	}
+	if cap(dst) < n {
+		dst = make([]uint32, 0, n)
 	}
 	for i := 0; i < n; i++ {
 		v, neg, err := r.integer()

@@ -223,6 +223,8 @@ func (s *stream) resync(reason ResyncReason, from, to uint64) {
 // apply decodes one batch and hands its events to the index.
 func (s *stream) apply(seq uint64, payload []byte) {
 	s.next = seq + 1
+	defer s.tr.Trim()
+	defer s.batch.Trim() // after a failed decode too: it may have grown
 	if err := Decode(payload, &s.batch); err != nil {
 		s.c.malformed.Add(1)
 		s.log.Warn("kvevents: batch dropped", "endpoint", s.ep.Addr, "seq", seq, "err", err)
@@ -238,12 +240,9 @@ func (s *stream) apply(seq uint64, payload []byte) {
 		s.ranks = slices.Insert(s.ranks, i, rank)
 	}
 	w := flash.Worker{ID: s.worker, DPRank: rank}
+	s.c.unknown.Add(uint64(s.batch.Unknown))
 	for i := range s.batch.Events {
 		e := &s.batch.Events[i]
-		if e.Kind == 0 {
-			s.c.unknown.Add(1)
-			continue
-		}
 		if !e.OnGPU() {
 			s.c.medium.Add(1)
 			continue

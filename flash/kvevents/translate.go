@@ -19,6 +19,18 @@ type Translator struct {
 	idName    []byte
 }
 
+// Trim releases the Translator's buffers when they are larger than an
+// ordinary event needs (1,024 blocks), so that one outsized event leaves
+// nothing behind.
+func (t *Translator) Trim() {
+	if cap(t.blocks) > keepHashes {
+		t.blocks = nil
+	}
+	if cap(t.hashes) > keepHashes {
+		t.hashes = nil
+	}
+}
+
 // NewTranslator returns a Translator for an index of blockSize tokens per block.
 func NewTranslator(blockSize int) *Translator {
 	return &Translator{blockSize: blockSize, seeds: map[string]uint64{"": flash.Seed}}
