@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -102,7 +103,29 @@ type config struct {
 	writers    int
 	laneTables bool
 	demo       bool
+	limits
 }
+
+// limits bound what /route holds at once: a request's tokens and body, the
+// requests being served, and how long a client may take.
+type limits struct {
+	maxTokens   int           // tokens in one request
+	maxInFlight int           // requests read and answered at once
+	busyWait    time.Duration // how long a request waits for a turn before 503
+	readTimeout time.Duration // the whole request, body included
+}
+
+// defaultLimits: 2M tokens is twice the longest context served widely today
+// (1M); a request's body is then at most 22 MB of JSON, and 2 per CPU of
+// them at once stay well under a router's memory. A client gets 30 s to
+// send its request.
+func defaultLimits() limits {
+	return limits{maxTokens: 1 << 21, maxInFlight: 2 * runtime.GOMAXPROCS(0), busyWait: time.Second, readTimeout: 30 * time.Second}
+}
+
+// maxBody is the largest request body for maxTokens tokens: each at most
+// 10 digits and a comma, and 4 KiB for the rest (the LoRA name, spaces).
+func (l limits) maxBody() int64 { return int64(l.maxTokens)*11 + 4096 }
 
 // server holds the index, the subscriber and the HTTP handlers.
 type server struct {
@@ -113,6 +136,8 @@ type server struct {
 	mux  *http.ServeMux
 	pool sync.Pool // *routeScratch
 	stop []func()
+	lim  limits
+	turn chan struct{} // a token per request in flight
 }
 
 type routeScratch struct {
@@ -123,7 +148,14 @@ type routeScratch struct {
 func newServer(cfg config, log *slog.Logger) (*server, error) {
 	// With no writers, the subscriber's goroutines (one per endpoint) apply
 	// the events themselves, in a lane per CPU.
-	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)), flash.WithLaneTables(cfg.laneTables))}
+	if cfg.limits == (limits{}) {
+		cfg.limits = defaultLimits()
+	}
+	if cfg.maxTokens < 1 || cfg.maxInFlight < 1 || cfg.readTimeout <= 0 {
+		return nil, fmt.Errorf("limits must be positive: %+v", cfg.limits)
+	}
+	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)), flash.WithLaneTables(cfg.laneTables)),
+		lim: cfg.limits, turn: make(chan struct{}, cfg.maxInFlight)}
 	s.sub = kvevents.New(s.ix, kvevents.WithLogger(log), kvevents.WithResyncHandler(func(r kvevents.Resync) {
 		log.Warn("workers cleared", "endpoint", r.Endpoint, "reason", r.Reason.String(), "lost_from", r.From, "lost_to", r.To, "workers", len(r.Cleared))
 	}))
@@ -183,11 +215,57 @@ type routeResponse struct {
 	Matches []routeMatch `json:"matches"` // best first: deepest, then fewest blocks held
 }
 
-// route answers which workers hold the longest prefix of the tokens.
+// httpServer serves s's handlers with its limits: a client that takes longer
+// than readTimeout to send its request, or a response nobody reads for as
+// long, is cut off.
+func (s *server) httpServer() *http.Server {
+	return &http.Server{Handler: s.mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: s.lim.readTimeout,
+		WriteTimeout: s.lim.readTimeout + 5*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+}
+
+// route answers which workers hold the longest prefix of the tokens. At most
+// maxInFlight requests are read and answered at once; one that waits longer
+// than busyWait for its turn gets 503. A body over maxBody, or more than
+// maxTokens tokens, gets 413; anything but one JSON object, 400.
 func (s *server) route(w http.ResponseWriter, r *http.Request) {
-	var req routeRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+	select {
+	case s.turn <- struct{}{}:
+		defer func() { <-s.turn }()
+	default:
+		t := time.NewTimer(s.lim.busyWait)
+		select {
+		case s.turn <- struct{}{}:
+			t.Stop()
+			defer func() { <-s.turn }()
+		case <-t.C:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "busy: too many requests in flight", http.StatusServiceUnavailable)
+			return
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	var req *routeRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.lim.maxBody()))
+	err := dec.Decode(&req)
+	if err == nil {
+		if _, end := dec.Token(); end != io.EOF {
+			err = errors.New("trailing data after the request")
+		} else if req == nil {
+			err = errors.New("no request object")
+		}
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		http.Error(w, fmt.Sprintf("request body over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+		return
+	case err != nil:
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	case len(req.Tokens) > s.lim.maxTokens:
+		http.Error(w, fmt.Sprintf("%d tokens, at most %d", len(req.Tokens), s.lim.maxTokens), http.StatusRequestEntityTooLarge)
 		return
 	}
 	x := s.pool.Get().(*routeScratch)
@@ -299,6 +377,11 @@ func main() {
 	flag.IntVar(&cfg.writers, "writers", flash.DefaultWriters(), "index writer goroutines (0: the subscriber's goroutine of each endpoint applies its events, in a lane per CPU)")
 	flag.BoolVar(&cfg.laneTables, "lane-tables", false, "a table per writer or lane: writers share no table, and a query searches one table per lane (faster events, slower queries)")
 	flag.BoolVar(&cfg.demo, "demo", false, "also run a built-in engine that publishes synthetic events on loopback")
+	cfg.limits = defaultLimits()
+	flag.IntVar(&cfg.maxTokens, "max-tokens", cfg.maxTokens, "most tokens in one /route request (413 past it; the body may hold 11 bytes a token)")
+	flag.IntVar(&cfg.maxInFlight, "max-inflight", cfg.maxInFlight, "most /route requests read and answered at once (503 after -busy-wait)")
+	flag.DurationVar(&cfg.busyWait, "busy-wait", cfg.busyWait, "how long a /route request waits for its turn")
+	flag.DurationVar(&cfg.readTimeout, "read-timeout", cfg.readTimeout, "time a client has to send a whole request")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(cfg, log); err != nil {
@@ -317,7 +400,7 @@ func run(cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := s.httpServer()
 	log.Info("serving", "addr", ln.Addr().String())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -114,3 +114,127 @@ func testDemo(t *testing.T, writers int, laneTables bool) {
 		t.Errorf("writers %d: /metrics has flash_queue_depth{writer=\"0\"}: %v", writers, q)
 	}
 }
+
+// limitedServer is a demo server with small limits, served with its own
+// timeouts.
+func limitedServer(t *testing.T, lim limits) *httptest.Server {
+	t.Helper()
+	s, err := newServer(config{blockSize: 16, demo: true, limits: lim}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	h := httptest.NewUnstartedServer(s.mux)
+	h.Config = s.httpServer()
+	h.Start()
+	t.Cleanup(h.Close)
+	return h
+}
+
+func post(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/route", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// /route reads only what a request can be: a body over the limit or too
+// many tokens is 413, anything but one JSON object is 400, and a request
+// within the limits is answered. Before, bodies of up to 64 MiB were read
+// and null or trailing data answered 200.
+func TestRoute_RejectsOversizedAndMalformed(t *testing.T) {
+	lim := limits{maxTokens: 1000, maxInFlight: 2, busyWait: time.Second, readTimeout: 10 * time.Second}
+	h := limitedServer(t, lim)
+	tokens := func(n int, sep string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprint(i % 10)
+		}
+		return `{"tokens":[` + strings.Join(parts, ","+sep) + `]}`
+	}
+	for _, c := range []struct {
+		name, body string
+		code       int
+	}{
+		{"within the limits", tokens(1000, ""), http.StatusOK},
+		{"body over the limit", tokens(1000, strings.Repeat(" ", 20)), http.StatusRequestEntityTooLarge},
+		{"too many tokens", tokens(1001, ""), http.StatusRequestEntityTooLarge},
+		{"null", `null`, http.StatusBadRequest},
+		{"trailing garbage", `{"tokens":[1,2]} x`, http.StatusBadRequest},
+		{"two objects", `{"tokens":[1]}{"tokens":[2]}`, http.StatusBadRequest},
+		{"trailing space", `{"tokens":[1,2]}  ` + "\n", http.StatusOK},
+	} {
+		if code, body := post(t, h.URL, c.body); code != c.code {
+			t.Errorf("%s: %d %q, want %d", c.name, code, body, c.code)
+		}
+	}
+}
+
+// A client that trickles its body is cut off at the read timeout instead of
+// holding a request open (before: one byte every 1.5 s was read for good).
+func TestRoute_SlowBodyCutOff(t *testing.T) {
+	h := limitedServer(t, limits{maxTokens: 1000, maxInFlight: 2, busyWait: time.Second, readTimeout: 300 * time.Millisecond})
+	pr, pw := io.Pipe()
+	go func() {
+		defer pw.Close()
+		_, _ = pw.Write([]byte(`{"tokens":[`))
+		for i := 0; i < 40; i++ {
+			time.Sleep(50 * time.Millisecond)
+			if _, err := pw.Write([]byte("1,")); err != nil {
+				return
+			}
+		}
+		_, _ = pw.Write([]byte(`1]}`))
+	}()
+	resp, err := http.Post(h.URL+"/route", "application/json", pr)
+	if err == nil {
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatalf("a body sent over 2 s was read whole with a 300 ms read timeout")
+		}
+	}
+	_ = pr.CloseWithError(io.ErrClosedPipe)
+}
+
+// Requests past maxInFlight wait for a turn, then get 503: a slow client
+// holds its turn, the next request is turned away, and once the slow one is
+// done requests are answered again.
+func TestRoute_BoundsRequestsInFlight(t *testing.T) {
+	h := limitedServer(t, limits{maxTokens: 1000, maxInFlight: 1, busyWait: 100 * time.Millisecond, readTimeout: 10 * time.Second})
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() }) // before the server closes: a failed test does not hang
+	slow := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(h.URL+"/route", "application/json", pr)
+		if err != nil {
+			slow <- 0
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	_, _ = pw.Write([]byte(`{"tokens":[1,`)) // the handler has its turn once it reads this
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := post(t, h.URL, `{"tokens":[1]}`)
+		if code == http.StatusServiceUnavailable {
+			break
+		}
+		if code != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("with the only turn held: %d %q", code, body)
+		}
+		time.Sleep(10 * time.Millisecond) // the slow request has not got its turn yet
+	}
+	_, _ = pw.Write([]byte(`2]}`))
+	pw.Close()
+	if code := <-slow; code != http.StatusOK {
+		t.Fatalf("the slow request: %d", code)
+	}
+	if code, body := post(t, h.URL, `{"tokens":[1]}`); code != http.StatusOK {
+		t.Fatalf("after the slow request: %d %q", code, body)
+	}
+}
