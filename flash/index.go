@@ -45,9 +45,11 @@ const (
 	// DefaultMaxWorkers: 16 words of worker bitset per slot; published
 	// deployments route across tens to hundreds of ranks.
 	DefaultMaxWorkers = 1024
-	// DefaultMaxDepth: 1M blocks, 16M tokens at block size 16, beyond any
-	// context window served today.
-	DefaultMaxDepth = 1 << 20
+	// DefaultMaxDepth: 262,144 blocks, 4M tokens at block size 16 (16M at
+	// 64): four times the 1M-token windows served widely today, twice the
+	// longest (2M). One event that deep costs about 150 MB of shared-table
+	// levels while its blocks are held, all released when they leave.
+	DefaultMaxDepth = 1 << 18
 	// DefaultMaxBatch: one event never carries more blocks than one sequence
 	// can hold.
 	DefaultMaxBatch = DefaultMaxDepth

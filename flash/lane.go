@@ -276,6 +276,23 @@ func (ln *lane) stop() {
 	ln.mu.Unlock()
 }
 
+// keepScratch: a lane's scratch buffers for one event stay between events up
+// to this many entries; a larger event's go with it.
+const keepScratch = 4096
+
+// trimScratch releases scratch buffers that one large event grew.
+func (ln *lane) trimScratch() {
+	if cap(ln.pending) > keepScratch {
+		ln.pending = nil
+	}
+	if cap(ln.stack) > keepScratch {
+		ln.stack = nil
+	}
+	if ln.seen.cap() > keepScratch {
+		ln.seen.reset()
+	}
+}
+
 // trackID checks ev's id against its worker's sequence.
 func (ln *lane) trackID(ev *Event) {
 	next, seen := ln.nextID[ev.Worker]
@@ -319,6 +336,7 @@ func (ln *lane) apply(ev *Event) error {
 	if invariants {
 		ln.checkWorker(ln.workers[ev.Worker])
 	}
+	ln.trimScratch()
 	if err != nil {
 		return ln.ix.reject(ev, err, &ln.counters)
 	}

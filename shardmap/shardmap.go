@@ -119,7 +119,18 @@ const maxShardBits = 3
 type level struct {
 	tabs   [1 << maxShardBits]atomic.Pointer[table] // read side, one line
 	shards [1 << maxShardBits]shard
+	// Past the inline positions, a level whose tables all emptied is
+	// released: tables counts its shards with a table, and dead marks a
+	// level dropped from the directory (set with every shard locked; a
+	// writer that finds it set after locking looks the level up again).
+	tables atomic.Int32
+	dead   atomic.Bool
 }
+
+// levelGroup: levels are allocated 64 at a time (36 KiB), so that the
+// trailing levels a shrinking directory drops are whole allocations the
+// collector can reclaim.
+const levelGroup = 64
 
 type directory struct {
 	levels []*level
@@ -136,6 +147,12 @@ type Map struct {
 
 	growMu sync.Mutex
 	dir    atomic.Pointer[directory]
+	// occupied counts the levels past the inline positions that hold a
+	// table; when it falls to scanAt the directory is scanned for trailing
+	// empty levels to release, and scanAt halves, so draining n levels
+	// costs O(n log n) in all.
+	occupied atomic.Int64
+	scanAt   atomic.Int64
 
 	// hot holds the tables of the first hotPositions positions inline, so a
 	// lookup there costs three dependent loads (table pointer, table header,
@@ -265,12 +282,17 @@ func (m *Map) level(pos int) *level {
 	if pos < len(d.levels) {
 		return d.levels[pos]
 	}
-	n := max(2*len(d.levels), pos+1, 16)
+	n := max(2*len(d.levels), pos+1, levelGroup)
+	n = (n + levelGroup - 1) / levelGroup * levelGroup
 	nd := &directory{levels: make([]*level, n)}
 	copy(nd.levels, d.levels)
-	fresh := make([]level, n-len(d.levels)) // one allocation for the new levels
+	var fresh []level
 	for i := len(d.levels); i < n; i++ {
-		lv := &fresh[i-len(d.levels)]
+		if len(fresh) == 0 {
+			fresh = make([]level, levelGroup) // one allocation per group
+		}
+		lv := &fresh[0]
+		fresh = fresh[1:]
 		for j := range lv.shards {
 			lv.shards[j].tab = &lv.tabs[j]
 			if i < hotPositions {
@@ -280,7 +302,54 @@ func (m *Map) level(pos int) *level {
 		nd.levels[i] = lv
 	}
 	m.dir.Store(nd)
+	if n > hotPositions {
+		m.scanAt.Store(max(m.scanAt.Load(), int64(n-hotPositions)/4))
+	}
 	return nd.levels[pos]
+}
+
+// release drops the trailing levels past the inline positions that hold no
+// table, once few deep levels are occupied (see occupied). Called with no
+// shard lock held.
+func (m *Map) release() {
+	m.growMu.Lock()
+	defer m.growMu.Unlock()
+	occ := m.occupied.Load()
+	if occ > m.scanAt.Load() {
+		return
+	}
+	m.scanAt.Store(occ / 2)
+	d := m.dir.Load()
+	n := len(d.levels)
+	keep := n
+	for keep > hotPositions && d.levels[keep-1].tables.Load() == 0 {
+		keep--
+	}
+	keep = max(hotPositions, (keep+levelGroup-1)/levelGroup*levelGroup)
+	if keep >= n {
+		return
+	}
+	drop := d.levels[keep:]
+	for _, lv := range drop {
+		for j := range lv.shards {
+			lv.shards[j].mu.Lock()
+		}
+	}
+	empty := true
+	for _, lv := range drop {
+		empty = empty && lv.tables.Load() == 0
+	}
+	if empty {
+		for _, lv := range drop {
+			lv.dead.Store(true)
+		}
+		m.dir.Store(&directory{levels: append([]*level(nil), d.levels[:keep]...)})
+	}
+	for _, lv := range drop {
+		for j := range lv.shards {
+			lv.shards[j].mu.Unlock()
+		}
+	}
 }
 
 // Locked is a shard held by one writer, for one key. Put reuses the probe of
@@ -293,6 +362,7 @@ func (m *Map) level(pos int) *level {
 //	l.Unlock()
 type Locked struct {
 	m   *Map
+	lv  *level // nil at the inline positions: their tables stay
 	tab *atomic.Pointer[table]
 	mu  *sync.Mutex // nil for Exclusive
 	key uint64
@@ -301,6 +371,9 @@ type Locked struct {
 	seen  *table
 	slot  uint64
 	found bool
+	// dropped: Put released the last table of a deep level; Unlock then
+	// looks for levels to release.
+	dropped bool
 }
 
 // Lock locks the shard of key at pos for writing, creating the position's
@@ -315,9 +388,20 @@ func (m *Map) Lock(pos int, key uint64) Locked {
 // and a writer that opens one per stored block saves copying them.
 func (m *Map) LockInto(l *Locked, pos int, key uint64) {
 	h := m.hash(key)
-	sh := m.shardOf(m.level(pos), h)
-	sh.mu.Lock()
-	*l = Locked{m: m, tab: sh.tab, mu: &sh.mu, key: key, h: h}
+	for {
+		lv := m.level(pos)
+		sh := m.shardOf(lv, h)
+		sh.mu.Lock()
+		if lv.dead.Load() { // released meanwhile: look it up again
+			sh.mu.Unlock()
+			continue
+		}
+		*l = Locked{m: m, tab: sh.tab, mu: &sh.mu, key: key, h: h}
+		if uint(pos) >= hotPositions {
+			l.lv = lv
+		}
+		return
+	}
 }
 
 // Exclusive is Lock for a map with a single writer: it takes no lock, and
@@ -334,13 +418,15 @@ func (m *Map) Exclusive(pos int, key uint64) Locked {
 func (m *Map) ExclusiveInto(l *Locked, pos int, key uint64) {
 	h := m.hash(key)
 	var tab *atomic.Pointer[table]
+	var lv *level
 	if uint(pos) < hotPositions {
 		m.level(pos) // the level must exist for later Lock and Stats calls
 		tab = m.hotTab(pos, h)
 	} else {
-		tab = m.shardOf(m.level(pos), h).tab
+		lv = m.level(pos)
+		tab = m.shardOf(lv, h).tab
 	}
-	*l = Locked{m: m, tab: tab, key: key, h: h}
+	*l = Locked{m: m, lv: lv, tab: tab, key: key, h: h}
 }
 
 // Unlock releases the shard.
@@ -348,6 +434,30 @@ func (l Locked) Unlock() {
 	if l.mu != nil {
 		l.mu.Unlock()
 	}
+	if l.dropped {
+		l.m.release()
+	}
+}
+
+// created counts a new table of a deep level.
+func (l *Locked) created() {
+	if l.lv != nil && l.lv.tables.Add(1) == 1 {
+		l.m.occupied.Add(1)
+	}
+}
+
+// drop releases t when it holds nothing, past the inline positions: a deep
+// position's table goes with its last key. It reports whether it did.
+func (l *Locked) drop(t *table) bool {
+	if l.lv == nil || t.live != 0 {
+		return false
+	}
+	l.tab.Store(nil)
+	if l.lv.tables.Add(-1) == 0 {
+		l.m.occupied.Add(-1)
+		l.dropped = true
+	}
+	return true
 }
 
 // Get returns the key's value, or 0.
@@ -389,11 +499,14 @@ func (l *Locked) Put(val uint64) {
 		}
 		t = l.m.newTable(l.m.initCap)
 		l.tab.Store(t)
+		l.created()
 	}
 	if l.key == 0 {
 		old := t.zero.Swap(val)
 		t.live += b2i(val != 0) - b2i(old != 0)
-		l.maybeShrink(t)
+		if !l.drop(t) {
+			l.maybeShrink(t)
+		}
 		return
 	}
 	i, ok := l.slot, l.found
@@ -405,7 +518,9 @@ func (l *Locked) Put(val uint64) {
 		old := atomic.LoadUint64(t.val(i))
 		publish(t.val(i), val)
 		t.live += b2i(val != 0) - b2i(old != 0)
-		l.maybeShrink(t)
+		if !l.drop(t) {
+			l.maybeShrink(t)
+		}
 		return
 	}
 	if val == 0 {
