@@ -36,7 +36,10 @@
 // and loads the version again: if it changed, the slot was freed (and perhaps
 // reused) meanwhile and the reader retries from the table. Freeing bumps the
 // version to odd; Alloc initializes the slot while odd and publishes it by
-// bumping to even. So a freed slot can be reused at once, with no grace
+// bumping to even. The odd version must be visible before any of the new
+// words: x86-64 keeps a core's stores in order, so plain stores do; on
+// weakly ordered architectures (arm64) a plain store may pass the earlier
+// release store, so there the reused slot's words are stored atomically. So a freed slot can be reused at once, with no grace
 // period and no reader registration: epoch-based reclamation would cost every
 // query an atomic write to a shared epoch counter and let one slow reader pin
 // every freed slot, while versions cost a reader two plain loads per probe.

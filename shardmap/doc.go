@@ -47,4 +47,14 @@
 //   - Tombstones are dropped by the next rebuild, which happens when used
 //     would pass 3/4 of the capacity, and a table whose live keys fall under
 //     1/8 of its capacity is rebuilt smaller: memory follows live keys.
+//   - Past the first hotPositions positions, a shard's table is dropped
+//     (its pointer set to nil) with its last live key, and a level counts
+//     its shards with a table. When few deep levels hold one, the trailing
+//     empty levels are released: with every shard of each locked, the level
+//     is marked dead and a shorter directory published. A writer that finds
+//     its level dead after locking a shard looks the level up again; a
+//     reader on the old directory sees empty tables. Levels are allocated in
+//     groups of 64, so a released group is an allocation the collector can
+//     reclaim: memory follows the deepest position held, not the deepest
+//     ever.
 package shardmap
