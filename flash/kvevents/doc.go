@@ -17,7 +17,8 @@
 // block_size, lora_id, medium, lora_name, …], [BlockRemoved, block_hashes,
 // medium, …], [AllBlocksCleared]. Fields are read by position: trailing
 // fields may be missing (older engines) or more (newer ones: skipped). An
-// event with an unknown tag is skipped and counted. Block hashes may be
+// event with an unknown tag is skipped and counted (Batch.Unknown). Decode
+// allocates at most MaxAllocFactor bytes per payload byte. Block hashes may be
 // unsigned or signed 64-bit integers (taken as their 64 bits) or bytes (the
 // low 64 bits: the last 8 bytes, big-endian). The optional replay socket is
 // a ROUTER: a request [start seq] is answered with [seq, payload] for every
