@@ -66,13 +66,16 @@ const keepBlocks = 256
 // are larger than a slot keeps. The writer owns the item until it advances
 // head.
 func (it *item) release() {
-	if cap(it.blocks) > keepBlocks {
-		it.blocks = nil
-	}
-	if cap(it.hashes) > keepBlocks {
-		it.hashes = nil
-	}
+	it.blocks, it.hashes = shed(it.blocks, keepBlocks), shed(it.hashes, keepBlocks)
 	it.ev = Event{}
+}
+
+// shed returns s, or nil when its buffer holds more than keep elements.
+func shed[T any](s []T, keep int) []T {
+	if cap(s) > keep {
+		return nil
+	}
+	return s
 }
 
 type pendingBlock struct {
@@ -282,12 +285,7 @@ const keepScratch = 4096
 
 // trimScratch releases scratch buffers that one large event grew.
 func (ln *lane) trimScratch() {
-	if cap(ln.pending) > keepScratch {
-		ln.pending = nil
-	}
-	if cap(ln.stack) > keepScratch {
-		ln.stack = nil
-	}
+	ln.pending, ln.stack = shed(ln.pending, keepScratch), shed(ln.stack, keepScratch)
 	if ln.seen.cap() > keepScratch {
 		ln.seen.reset()
 	}
