@@ -4,7 +4,6 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
@@ -134,50 +133,14 @@ func (f *finder) resolve(s []uint64, lo, hi, level int) {
 func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 	f.probes++
 	ix := f.ix
-	local, seq := f.locals[pos], f.seq(pos)
+	seq := f.seq(pos)
 	for try := 0; try < maxProbeRetries; try++ {
-		if c, ok := ix.probeOnce(f.tab, pos, local, seq, mask, out, maskCount); ok {
+		if c, ok := ix.readEntry(ix.findEntry(f.tab, pos, seq), mask, out, maskCount); ok {
 			return c
 		}
 	}
 	clear(out)
 	return 0
-}
-
-// probeOnce reads the entry (pos, local, seq) validated against concurrent
-// reuse; ok is false when a slot changed under the read.
-func (ix *Indexer) probeOnce(tab *shardmap.Map, pos int, local LocalHash, seq SeqHash, mask, out []uint64, maskCount int) (int, bool) {
-	h := arena.Handle(tab.Get(pos, uint64(local)))
-	for h != 0 {
-		s := ix.ar.Slot(h.Ref())
-		v := arena.Version(s)
-		if v&1 != 0 || uint32(v) != h.Version() {
-			return 0, false
-		}
-		if arena.Seq(s) == uint64(seq) {
-			var c int
-			switch b := arena.Bits(s); {
-			case mask == nil:
-				bitset.Load(out, b)
-				c = bitset.Count(out)
-			case maskCount >= 0 && ix.wide && bitset.IsSubset(mask, b):
-				// A checkpoint that every active worker passes: the subset
-				// kernel answers with an early exit, no set to build.
-				copy(out, mask)
-				c = maskCount
-			default:
-				c = bitset.AndInto(out, mask, b)
-			}
-			return c, arena.Version(s) == v
-		}
-		next := arena.Next(s)
-		if arena.Version(s) != v {
-			return 0, false
-		}
-		h = next
-	}
-	clear(out)
-	return 0, true
 }
 
 // emit adds every worker of s with the given depth. It writes the fields in

@@ -50,16 +50,23 @@ func (ln *lane) checkWorker(ws *workerState) {
 		if n.attached() {
 			// The index reaches a live entry for (pos, local, seq), and it
 			// holds the worker.
-			found := ln.ix.entry(arena.Handle(ln.tab.Get(int(n.pos), uint64(n.local))), n.seq)
-			if found == 0 {
-				fail("node %d: no shared entry", i)
-			}
-			if s := ln.ix.ar.Slot(found.Ref()); !arena.Current(s, found) || !bitset.AtomicTest(arena.Bits(s), ws.slot) {
-				fail("node %d: shared entry lacks the worker", i)
+			if !ln.holds(int(n.pos), n.seq, ws.slot) {
+				fail("node %d: no shared entry holds the worker", i)
 			}
 		}
 	}
 	if refs != ws.ext.len() {
 		fail("%d engine ids, %d references", ws.ext.len(), refs)
 	}
+}
+
+// holds reports whether the entry (pos, seq) of the lane's table holds
+// worker slot w (for the invariant checks).
+func (ln *lane) holds(pos int, seq SeqHash, w int) bool {
+	e := ln.ix.findEntry(ln.tab, pos, seq)
+	if e == 0 {
+		return false
+	}
+	s := ln.ix.ar.Slot(e.Ref())
+	return arena.Current(s, e) && arena.Seq(s) == uint64(seq) && bitset.AtomicTest(arena.Bits(s), w)
 }

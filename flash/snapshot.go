@@ -329,7 +329,7 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 	for _, i := range idx { // parents first
 		n := ws.node(i)
 		if n.refs() > 0 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
-			ln.attach(int(n.pos), n.local, n.seq, ws.slot)
+			ln.attach(int(n.pos), n.seq, ws.slot)
 			n.setAttached(true)
 		}
 	}

@@ -152,8 +152,11 @@ func (ln *lane) store(ev *Event) error {
 		ln.pending = make([]pendingBlock, len(ev.Blocks))
 	}
 	pending := ln.pending[:len(ev.Blocks)]
-	if len(ev.Blocks) >= prefetchFrom {
-		ln.prefetch(ws, pos, ev.Blocks)
+	prefetch := len(ev.Blocks) >= prefetchFrom
+	if prefetch && ws != nil {
+		for _, b := range ev.Blocks {
+			ws.ext.prefetch(uint64(b.Hash))
+		}
 	}
 	checkBatch := len(ev.Blocks) > 16
 	if checkBatch {
@@ -200,6 +203,9 @@ func (ln *lane) store(ev *Event) error {
 		ws = ln.newWorker(ev.Worker, slot)
 		ln.workers[ev.Worker] = ws
 	}
+	if prefetch {
+		ln.prefetch(pos, pending)
+	}
 	stored := 0
 	for i, b := range ev.Blocks {
 		p := &pending[i]
@@ -221,21 +227,19 @@ func (ln *lane) store(ev *Event) error {
 // fewer, the lines are needed before a prefetch could bring them.
 const prefetchFrom = 4
 
-// prefetch asks for the lines a batch will probe: each engine id's first
-// slot in the worker's map and each block's shard table header, then each
-// block's first bucket at its position. The batch's cache misses then
-// overlap instead of queueing one block behind another (about 12% less
-// time per stored block building the trace's index, docs/BENCHMARKS.md).
-func (ln *lane) prefetch(ws *workerState, pos int, blocks []Block) {
+// prefetch asks for the lines a batch will probe in the shared table: each
+// block's shard table header, then its first bucket at its position (store
+// asks for each engine id's first slot in the worker's map before it
+// validates the batch). The batch's cache misses then overlap instead of
+// queueing one block behind another (about 12% less time per stored block
+// building the trace's index, docs/BENCHMARKS.md).
+func (ln *lane) prefetch(pos int, pending []pendingBlock) {
 	tab := ln.tab
-	for i, b := range blocks {
-		if ws != nil {
-			ws.ext.prefetch(uint64(b.Hash))
-		}
-		tab.PrefetchTable(pos+i, uint64(b.Local))
+	for i := range pending {
+		tab.PrefetchTable(pos+i, uint64(pending[i].seq))
 	}
-	for i, b := range blocks {
-		tab.PrefetchBucket(pos+i, uint64(b.Local))
+	for i := range pending {
+		tab.PrefetchBucket(pos+i, uint64(pending[i].seq))
 	}
 }
 
@@ -245,7 +249,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
-		if !ln.attach(int(pos), b.Local, seq, ws.slot) {
+		if !ln.attach(int(pos), seq, ws.slot) {
 			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, st: 1 | nodeAttached})
 			ws.link(ni, parent)
 			ws.ext.putNew(uint64(b.Hash), ni, ext)
@@ -278,7 +282,7 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
 		n := ws.node(k)
-		ln.attach(int(n.pos), n.local, n.seq, ws.slot)
+		ln.attach(int(n.pos), n.seq, ws.slot)
 		n.setAttached(true)
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
 			if cn := ws.node(c - 1); cn.refs() > 0 && !cn.attached() {
@@ -299,7 +303,7 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 		if !n.attached() {
 			continue
 		}
-		ln.detach(int(n.pos), n.local, n.seq, ws.slot)
+		ln.detach(int(n.pos), n.seq, ws.slot)
 		n.setAttached(false)
 		for c := n.child; c != 0; c = ws.node(c - 1).next {
 			if ws.node(c - 1).attached() {
@@ -376,7 +380,7 @@ func (ws *workerState) collect(i uint32) {
 func (ln *lane) clear(ws *workerState) {
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.attached() {
-			ln.detach(int(n.pos), n.local, n.seq, ws.slot)
+			ln.detach(int(n.pos), n.seq, ws.slot)
 		}
 		*ws.node(i) = node{}
 	}

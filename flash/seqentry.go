@@ -1,0 +1,104 @@
+package flash
+
+import (
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// seqEntry (the design's SeqEntry) is one entry of the shared index: the content (position,
+// sequence hash) and the set of workers holding it. It lives in an arena
+// slot (version, sequence hash, worker bits), and the lane's shard table
+// maps (position, sequence hash) to the slot's handle. The sequence hash
+// names the whole prefix, so finding an entry is one table probe however
+// many prefixes put the same chunk at the same position.
+//
+// The methods below are the whole protocol: findEntry and readEntry for
+// readers (lock-free, validated against the slot's reuse), attach and
+// detach for the lane that owns the worker (under the entry's shard lock,
+// or alone on a table of its own).
+type seqEntry = arena.Handle
+
+// findEntry returns the entry of (pos, seq) in tab, or 0. Lock-free: the
+// handle may be stale by the time it is read; readEntry validates it.
+func (ix *Indexer) findEntry(tab *shardmap.Map, pos int, seq SeqHash) seqEntry {
+	return seqEntry(tab.Get(pos, uint64(seq)))
+}
+
+// readEntry writes into out the members of mask (all workers when mask is
+// nil) in entry e, and returns how many there are; for e == 0, none. ok is
+// false when the slot was freed or reused during the read (the caller
+// looks the entry up again).
+func (ix *Indexer) readEntry(e seqEntry, mask, out []uint64, maskCount int) (int, bool) {
+	if e == 0 {
+		clear(out)
+		return 0, true
+	}
+	s := ix.ar.Slot(e.Ref())
+	v := arena.Version(s)
+	if v&1 != 0 || uint32(v) != e.Version() {
+		return 0, false
+	}
+	var c int
+	switch b := arena.Bits(s); {
+	case mask == nil:
+		bitset.Load(out, b)
+		c = bitset.Count(out)
+	case maskCount >= 0 && ix.wide && bitset.IsSubset(mask, b):
+		// A checkpoint that every active worker passes: the subset kernel
+		// answers with an early exit, no set to build.
+		copy(out, mask)
+		c = maskCount
+	default:
+		c = bitset.AndInto(out, mask, b)
+	}
+	return c, arena.Version(s) == v
+}
+
+// lock opens the shard of (pos, seq) in the lane's table for writing, into
+// *l.
+func (ln *lane) lock(l *shardmap.Locked, pos int, seq SeqHash) {
+	if ln.excl {
+		ln.tab.ExclusiveInto(l, pos, uint64(seq))
+		return
+	}
+	ln.tab.LockInto(l, pos, uint64(seq))
+}
+
+// attach sets worker slot w in the entry (pos, seq), creating the entry if
+// needed, and reports whether the bit was set already.
+func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
+	var l shardmap.Locked
+	ln.lock(&l, pos, seq)
+	if e := seqEntry(l.Get()); e != 0 {
+		b := arena.Bits(ln.ix.ar.Slot(e.Ref()))
+		had = bitset.AtomicTest(b, w)
+		if !had {
+			bitset.AtomicSet(b, w)
+		}
+		l.Unlock()
+		return had
+	}
+	l.Put(uint64(ln.alloc.AllocWith(uint64(seq), 0, w)))
+	l.Unlock()
+	return false
+}
+
+// detach clears worker slot w in the entry (pos, seq), which the worker
+// holds; the last worker out removes the entry from the table and frees its
+// slot.
+func (ln *lane) detach(pos int, seq SeqHash, w int) {
+	var l shardmap.Locked
+	ln.lock(&l, pos, seq)
+	e := seqEntry(l.Get())
+	if e == 0 { // unreachable while the worker's state is consistent
+		l.Unlock()
+		return
+	}
+	b := arena.Bits(ln.ix.ar.Slot(e.Ref()))
+	if bitset.AtomicClear(b, w) && bitset.IsZero(b) {
+		l.Put(0)
+		ln.alloc.Free(e)
+	}
+	l.Unlock()
+}
