@@ -26,9 +26,8 @@ func (h Handle) Version() uint32 { return uint32(h >> 32) }
 const (
 	WordVersion = 0
 	WordSeq     = 1
-	WordNext    = 2
 	// Header is the number of words before the worker bits.
-	Header = 3
+	Header = 2
 )
 
 const (
@@ -109,12 +108,6 @@ func Version(s []uint64) uint64 { return atomic.LoadUint64(&s[WordVersion]) }
 
 // Seq loads a slot's sequence hash.
 func Seq(s []uint64) uint64 { return atomic.LoadUint64(&s[WordSeq]) }
-
-// Next loads a slot's next handle.
-func Next(s []uint64) Handle { return Handle(atomic.LoadUint64(&s[WordNext])) }
-
-// SetNext stores a slot's next handle (writers, serialized by the caller).
-func SetNext(s []uint64, h Handle) { atomic.StoreUint64(&s[WordNext], uint64(h)) }
 
 // Bits returns a slot's worker set words.
 func Bits(s []uint64) []uint64 { return s[Header:] }
@@ -203,8 +196,8 @@ func (al *Allocator) refill() {
 	a.next += chunk
 }
 
-// Alloc returns a live slot holding seq, next and an empty worker set.
-func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith(seq, next, -1) }
+// Alloc returns a live slot holding seq and an empty worker set.
+func (al *Allocator) Alloc(seq uint64) Handle { return al.AllocWith(seq, -1) }
 
 // AllocWith is Alloc with worker w (w >= 0) already in the slot's worker
 // set.
@@ -212,7 +205,7 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith
 // A fresh slot (version 0: never handed out) has no reader: none holds a
 // handle to it, and its handle reaches readers only through a release store
 // the caller makes (sync/atomic, or asm.StoreRelease: a shard table's key or
-// value, a slot's next), which orders the slot's words before it. So a
+// value), which orders the slot's words before it. So a
 // fresh slot is written with plain stores, its version included, and costs
 // no atomic operation; each would wait for every store before it to leave
 // the store buffer. A reused slot (odd version: freed) may be read through
@@ -221,7 +214,7 @@ func (al *Allocator) Alloc(seq uint64, next Handle) Handle { return al.AllocWith
 // the old version after reading the words must not see a new word, so every
 // word's store must be visible after the odd version's: plain stores keep
 // that order on x86-64 (storesInOrder); elsewhere they are atomic stores.
-func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
+func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	var r Ref
 	if n := len(al.free); n > 0 {
 		r = al.free[n-1]
@@ -230,7 +223,7 @@ func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 		if al.cur == al.end {
 			al.refill()
 			if n := len(al.free); n > 0 {
-				return al.AllocWith(seq, next, w)
+				return al.AllocWith(seq, w)
 			}
 		}
 		r = Ref(al.cur + 1)
@@ -240,7 +233,6 @@ func (al *Allocator) AllocWith(seq uint64, next Handle, w int) Handle {
 	v := Version(s)
 	ordered := v != 0 && !storesInOrder
 	setWord(&s[WordSeq], seq, ordered)
-	setWord(&s[WordNext], uint64(next), ordered)
 	for i := Header; i < len(s); i++ {
 		// Entries are freed empty and fresh slabs are zero: this store is
 		// almost never needed.

@@ -5,7 +5,7 @@
 // Contract: Slot, Valid and the atomic accessors may be called by any number
 // of goroutines at any time. An Allocator belongs to one goroutine (a writer);
 // different writers allocate and free concurrently without contending.
-// Writing a live slot's fields (SetNext, the bits through bitset's Atomic*
+// Writing a live slot's fields (the bits through bitset's Atomic*
 // functions) is the caller's business to serialize: the flash index does it
 // under the shardmap shard lock of the slot's key. Nothing allocates on the
 // hot path: Alloc and Free allocate only when a free list grows or a new part
@@ -17,8 +17,7 @@
 //
 //	word 0   version   even: live, odd: free or being initialized
 //	word 1   seq       the sequence hash of the entry
-//	word 2   next      Handle of the next entry with the same (position, local hash), or 0
-//	word 3…  bits      the worker set, Words(MaxWorkers) words
+//	word 2…  bits      the worker set, Words(MaxWorkers) words
 //
 // Slabs grow geometrically (slab k holds 1024·2^k slots), so a ref maps to
 // (slab, offset) with one leading-zero count. Each slab is reserved in eight

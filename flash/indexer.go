@@ -18,10 +18,9 @@ import (
 //
 // Events go to the writer that owns their worker (sticky by worker ID), so
 // one worker's events apply in order and its private state has one owner.
-// The shared index is a shardmap from (position, local hash) to a chain of
-// arena slots, one per distinct sequence hash there, each with the set of
-// workers holding it; with WithLaneTables each lane has such a table for its
-// own workers.
+// The shared index is a shardmap from (position, sequence hash) to an arena
+// slot holding the set of workers that hold that content (seqentry.go);
+// with WithLaneTables each lane has such a table for its own workers.
 type Indexer struct {
 	cfg  Config
 	jump int

@@ -79,7 +79,7 @@ func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
 		l.Unlock()
 		return had
 	}
-	l.Put(uint64(ln.alloc.AllocWith(uint64(seq), 0, w)))
+	l.Put(uint64(ln.alloc.AllocWith(uint64(seq), w)))
 	l.Unlock()
 	return false
 }

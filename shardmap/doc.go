@@ -1,6 +1,6 @@
-// Package shardmap maps (position, local hash) to a uint64 value: per block
+// Package shardmap maps (position, key) to a uint64 value: per block
 // position, an open-addressed hash table split into shards. The flash index
-// stores an arena Handle as the value.
+// maps (position, sequence hash) to an entry's arena Handle.
 //
 // Contract: Get may be called by any number of goroutines at any time, while
 // writers run: it takes no lock, never blocks and allocates nothing. Writers
