@@ -349,3 +349,113 @@ func TestPrefetch_ChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Past the inline positions memory follows the keys: emptied tables are
+// dropped and trailing empty levels released, and the map works as before
+// at every position it released, with Lock and with Exclusive.
+func TestMap_DeepLevelsReleased(t *testing.T) {
+	for _, excl := range []bool{false, true} {
+		m := shardmap.New()
+		set := func(pos int, key, val uint64) {
+			var l shardmap.Locked
+			if excl {
+				l = m.Exclusive(pos, key)
+			} else {
+				l = m.Lock(pos, key)
+			}
+			l.Put(val)
+			l.Unlock()
+		}
+		deep := 20000
+		if testing.Short() {
+			deep = 5000
+		}
+		for round := 0; round < 3; round++ {
+			for pos := 0; pos < deep; pos++ {
+				set(pos, uint64(pos)*7+1, uint64(pos)+1)
+			}
+			if s := m.Stats(); s.Positions < deep || s.Keys != deep {
+				t.Fatalf("round %d: full: %+v", round, s)
+			}
+			for pos := 0; pos < deep; pos++ {
+				if got := m.Get(pos, uint64(pos)*7+1); got != uint64(pos)+1 {
+					t.Fatalf("round %d: Get(%d) = %d", round, pos, got)
+				}
+			}
+			// Deepest first, then from the top: both orders release.
+			for i := 0; i < deep; i++ {
+				pos := deep - 1 - i
+				if round == 1 {
+					pos = i
+				}
+				set(pos, uint64(pos)*7+1, 0)
+			}
+			s := m.Stats()
+			if s.Keys != 0 || s.Positions > 1024 || s.Tables > 1024*8 {
+				t.Fatalf("round %d (exclusive %v): emptied: %+v", round, excl, s)
+			}
+			if got := m.Get(deep-1, uint64(deep-1)*7+1); got != 0 {
+				t.Fatalf("round %d: a released position answers %d", round, got)
+			}
+		}
+	}
+}
+
+// Writers filling and emptying deep positions concurrently lose nothing to
+// a level released under them: a writer that finds its level released
+// looks it up again.
+func TestMap_ConcurrentDeepRelease(t *testing.T) {
+	m := shardmap.New(shardmap.WithShardBits(2))
+	const writers, keysPer, base = 3, 2000, 1024
+	rounds := uint64(20)
+	if testing.Short() {
+		rounds = 6
+	}
+	var done atomic.Bool
+	var wg, rg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := uint64(1); r <= rounds; r++ {
+				for k := 0; k < keysPer; k++ {
+					key := uint64(w*keysPer + k + 1)
+					put(m, base+k*(w+1), key, key<<20|r)
+				}
+				if r < rounds {
+					for k := keysPer - 1; k >= 0; k-- {
+						put(m, base+k*(w+1), uint64(w*keysPer+k+1), 0)
+					}
+				}
+			}
+		}()
+	}
+	rg.Add(1)
+	go func() {
+		defer rg.Done()
+		for !done.Load() {
+			for w := 0; w < writers; w++ {
+				for k := 0; k < keysPer; k += 7 {
+					key := uint64(w*keysPer + k + 1)
+					if v := m.Get(base+k*(w+1), key); v != 0 && v>>20 != key {
+						panic(fmt.Sprintf("key %d: value %x was never put", key, v))
+					}
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	done.Store(true)
+	rg.Wait()
+	for w := 0; w < writers; w++ {
+		for k := 0; k < keysPer; k++ {
+			key := uint64(w*keysPer + k + 1)
+			if got, want := m.Get(base+k*(w+1), key), key<<20|rounds; got != want {
+				t.Fatalf("writer %d key %d: %x, want %x", w, key, got, want)
+			}
+		}
+	}
+	if s := m.Stats(); s.Keys != writers*keysPer {
+		t.Fatalf("%+v", s)
+	}
+}
