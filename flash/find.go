@@ -2,6 +2,7 @@ package flash
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/bitset"
@@ -16,7 +17,8 @@ type finder struct {
 	seqs     []SeqHash
 	computed int // seqs[:computed] are known
 	dst      *Scores
-	epoch    uint64   // the index's slot epoch when the query began
+	epoch    uint64   // the index's slot epoch when the search began
+	careful  bool     // emit checks each slot's owner (a slot changed hands)
 	sets     []uint64 // scratch sets, bw words each
 	bw       int
 	probes   int
@@ -66,17 +68,28 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	if cap(dst.sets) < need {
 		dst.sets = make([]uint64, need)
 	}
-	f := finder{ix: ix, locals: q.Locals, dst: dst, sets: dst.sets[:need], bw: ix.bw, epoch: ix.slotEpoch.Load()}
+	f := finder{ix: ix, locals: q.Locals, dst: dst, sets: dst.sets[:need], bw: ix.bw}
 	if q.HasSeqs() {
 		f.seqs, f.computed = q.Seqs, n
 	} else {
 		f.seqs = dst.SeqScratch(n)
 	}
 	// Each worker is in one lane, so with a table per lane the searches
-	// find disjoint workers.
-	for _, t := range ix.tabs {
-		f.tab = t
-		f.search(n)
+	// find disjoint workers. A slot that changes hands while they run may be
+	// reported as its new worker: then they run again, and emit checks each
+	// slot's owner.
+	f.epoch = ix.slotEpoch.Load()
+	f.careful = f.epoch&1 != 0
+	for {
+		for _, t := range ix.tabs {
+			f.tab = t
+			f.search(n)
+		}
+		if f.careful || ix.slotEpoch.Load() == f.epoch {
+			break
+		}
+		dst.Matches = dst.Matches[:0]
+		f.epoch, f.careful = ix.slotEpoch.Load(), true
 	}
 	dst.probes = f.probes
 }
@@ -147,13 +160,16 @@ func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 // place: building each Match on the stack and copying it costs a store-
 // forwarding stall per worker, which dominated queries matching many workers.
 //
-// A bit names a slot, not a worker: emit reports a slot's worker only when
-// that worker took the slot before the query began and still holds it (its
-// intern epoch is at most the query's, unchanged across the reads, and the
-// slot live), so the worker held the slot at every probe that saw the bit.
-// A slot that changed hands during the query is left out: its old worker
-// was removed meanwhile, and its new one may never have held the prefix.
-// Each reported worker thus held one slot throughout, and none is reported
+// A bit names a slot, not a worker. When no slot changed hands during the
+// search (the slot epoch even and unchanged around it: FindMatches checks),
+// each slot's worker is the one whose bit the search saw. Otherwise the
+// search runs again carefully: emit reports a slot's worker only when that
+// worker took the slot before the search began and still holds it (its
+// intern epoch below the search's, unchanged across the reads, and the slot
+// live), so the worker held the slot at every probe that saw the bit. A
+// slot that changed hands is left out: its old worker was removed
+// meanwhile, and its new one may never have held the prefix. Either way
+// each reported worker held one slot throughout, and none is reported
 // twice.
 func (f *finder) emit(s []uint64, depth int) {
 	ix := f.ix
@@ -164,6 +180,7 @@ func (f *finder) emit(s []uint64, depth int) {
 	}
 	ms = ms[:cap(ms)]
 	tokens := depth * ix.cfg.BlockSize
+	careful := f.careful
 	// Word by word, clearing the lowest bit: the loop carries one AND, not
 	// a search from the last index.
 	for wi, word := range s {
@@ -171,16 +188,18 @@ func (f *finder) emit(s []uint64, depth int) {
 			i := wi<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
 			in := &ix.info[i]
-			since := in.since.Load()
-			if since > f.epoch || n >= len(ms) {
+			if !in.live.Load() || n >= len(ms) {
 				continue
 			}
 			m := &ms[n]
-			m.Worker.ID = in.id.Load()
-			m.Worker.DPRank = in.rank.Load()
-			m.Blocks = int(in.blocks.Load())
-			if !in.live.Load() || in.since.Load() != since {
-				continue
+			if careful {
+				if !f.owned(in, &ix.since[i], m) {
+					continue
+				}
+			} else {
+				m.Worker.ID = in.id.Load()
+				m.Worker.DPRank = in.rank.Load()
+				m.Blocks = int(in.blocks.Load())
 			}
 			m.Depth = depth
 			m.Tokens = tokens
@@ -188,4 +207,18 @@ func (f *finder) emit(s []uint64, depth int) {
 		}
 	}
 	f.dst.Matches = ms[:n]
+}
+
+// owned writes the identity of slot in's worker into m and reports whether
+// that worker took the slot before the search began and held it until now
+// (emit, once a slot changed hands during the search).
+func (f *finder) owned(in *slotInfo, sinceOf *atomic.Uint64, m *Match) bool {
+	since := sinceOf.Load()
+	if since >= f.epoch {
+		return false
+	}
+	m.Worker.ID = in.id.Load()
+	m.Worker.DPRank = in.rank.Load()
+	m.Blocks = int(in.blocks.Load())
+	return in.live.Load() && sinceOf.Load() == since
 }

@@ -38,10 +38,14 @@ type Indexer struct {
 	queries   [queryStripes]stripe
 
 	workersMu sync.Mutex
-	slotEpoch atomic.Uint64 // bumped whenever a slot changes hands
+	// slotEpoch is odd while a slot changes hands (intern, release) and
+	// even otherwise; each change adds 2. A query that finds it unchanged
+	// and even around its search saw no slot change hands.
+	slotEpoch atomic.Uint64
 	slots     *bitset.Slots
 	directory atomic.Pointer[map[Worker]int32] // copy-on-write
 	info      []slotInfo                       // by worker slot
+	since     []atomic.Uint64                  // by worker slot: see slotInfo
 
 	onReject func(ev *Event, err error)
 	onGap    func(w Worker, expected, got uint64) // nil: ids not tracked
@@ -51,12 +55,12 @@ type Indexer struct {
 
 var _ Index = (*Indexer)(nil)
 
-// slotInfo describes the worker in one slot, for readers. since is the slot
-// epoch at which the worker took the slot, stored before its identity and
-// live last, so a reader that finds since unchanged around its reads of
-// the identity read one worker's.
+// slotInfo describes the worker in one slot, for readers. Its since (in
+// Indexer.since, apart so that the common query reads 24 bytes a worker)
+// is the (odd) slot epoch at which the worker took the slot, stored before
+// its identity and live last, so a reader that finds since unchanged around
+// its reads of the identity read one worker's.
 type slotInfo struct {
-	since  atomic.Uint64
 	id     atomic.Uint64
 	rank   atomic.Uint32
 	live   atomic.Bool
@@ -106,6 +110,7 @@ func New(opts ...Option) *Indexer {
 		sync:     s.writers == 0,
 		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
 		info:     make([]slotInfo, s.cfg.MaxWorkers),
+		since:    make([]atomic.Uint64, s.cfg.MaxWorkers),
 		onReject: s.onReject,
 		onGap:    s.onGap,
 		k0:       binary.LittleEndian.Uint64(key[:8]),
@@ -328,11 +333,12 @@ func (ix *Indexer) intern(w Worker) (int, error) {
 		return 0, ErrTooManyWorkers
 	}
 	in := &ix.info[slot]
-	in.since.Store(ix.slotEpoch.Add(1))
+	ix.since[slot].Store(ix.slotEpoch.Add(1)) // odd: changing
 	in.id.Store(w.ID)
 	in.rank.Store(w.DPRank)
 	in.blocks.Store(0)
 	in.live.Store(true)
+	ix.slotEpoch.Add(1)
 	old := *ix.directory.Load()
 	dir := make(map[Worker]int32, len(old)+1)
 	for k, v := range old {
@@ -347,10 +353,11 @@ func (ix *Indexer) intern(w Worker) (int, error) {
 func (ix *Indexer) release(w Worker, slot int) {
 	ix.workersMu.Lock()
 	defer ix.workersMu.Unlock()
-	ix.slotEpoch.Add(1)
+	ix.slotEpoch.Add(1) // odd: changing
 	ix.info[slot].live.Store(false)
 	ix.info[slot].blocks.Store(0)
 	ix.slots.Free(slot)
+	ix.slotEpoch.Add(1)
 	old := *ix.directory.Load()
 	dir := make(map[Worker]int32, len(old))
 	for k, v := range old {
