@@ -68,12 +68,17 @@ func testDemo(t *testing.T, writers int, laneTables bool) {
 		if rr.Blocks != 4 {
 			t.Fatalf("%d full blocks, want 4", rr.Blocks)
 		}
+		// An event's blocks are applied one after another while queries
+		// run: until the one that stores the system prompt is through, the
+		// answer may be shallower, never another worker or deeper.
 		if len(rr.Matches) > 0 {
 			m := rr.Matches[0]
-			if m.Worker != 1 || m.Depth != 4 || m.Tokens != 64 || m.Blocks < 4 {
+			if m.Worker != 1 || m.Depth > 4 || m.Tokens != 16*m.Depth {
 				t.Fatalf("best match %+v", m)
 			}
-			break
+			if m.Depth == 4 && m.Blocks >= 4 {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no worker holds the demo's system prompt")
