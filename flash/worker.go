@@ -169,6 +169,9 @@ func (ln *lane) store(ev *Event) error {
 		}
 		prevSeq = seq
 		pending[i] = pendingBlock{seq: seq}
+		if prefetch {
+			ln.tab.PrefetchTable(pos+i, uint64(seq))
+		}
 		if ws != nil {
 			ni, ok, hint := ws.ext.getHint(uint64(b.Hash))
 			pending[i].ext = hint
@@ -227,19 +230,16 @@ func (ln *lane) store(ev *Event) error {
 // fewer, the lines are needed before a prefetch could bring them.
 const prefetchFrom = 4
 
-// prefetch asks for the lines a batch will probe in the shared table: each
-// block's shard table header, then its first bucket at its position (store
-// asks for each engine id's first slot in the worker's map before it
-// validates the batch). The batch's cache misses then overlap instead of
-// queueing one block behind another (about 12% less time per stored block
-// building the trace's index, docs/BENCHMARKS.md).
+// prefetch asks for the first bucket of each block of a batch at its
+// position in the shared table. Store asks for each engine id's first slot
+// in the worker's map before it validates the batch, and for each block's
+// shard table header as validation computes its sequence hash; the batch's
+// cache misses then overlap instead of queueing one block behind another
+// (about 12% less time per stored block building the trace's index,
+// docs/BENCHMARKS.md).
 func (ln *lane) prefetch(pos int, pending []pendingBlock) {
-	tab := ln.tab
 	for i := range pending {
-		tab.PrefetchTable(pos+i, uint64(pending[i].seq))
-	}
-	for i := range pending {
-		tab.PrefetchBucket(pos+i, uint64(pending[i].seq))
+		ln.tab.PrefetchBucket(pos+i, uint64(pending[i].seq))
 	}
 }
 
