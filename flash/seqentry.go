@@ -6,12 +6,13 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// seqEntry (the design's SeqEntry) is one entry of the shared index: the content (position,
-// sequence hash) and the set of workers holding it. It lives in an arena
-// slot (version, sequence hash, worker bits), and the lane's shard table
-// maps (position, sequence hash) to the slot's handle. The sequence hash
-// names the whole prefix, so finding an entry is one table probe however
-// many prefixes put the same chunk at the same position.
+// seqEntry (the design's SeqEntry) is one entry of the shared index: the
+// content (position, sequence hash) and the set of workers holding it. It
+// lives in an arena slot (version, sequence hash, worker bits), and the
+// lane's shard table maps (position, sequence hash) to the slot's handle.
+// The sequence hash names the whole prefix, so finding an entry is one
+// table probe however many prefixes put the same chunk at the same
+// position.
 //
 // The methods below are the whole protocol: findEntry and readEntry for
 // readers (lock-free, validated against the slot's reuse), attach and
