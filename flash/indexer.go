@@ -26,7 +26,10 @@ type Indexer struct {
 	jump int
 	bw   int  // words per worker set
 	wide bool // worker sets wide enough for the SIMD subset test
-	ar   *arena.Arena
+	// inline: worker sets fit one word and live in the table's values
+	// (seqentry.go); else the values are arena handles.
+	inline bool
+	ar     *arena.Arena
 	// tabs: the shared table, or one per lane (WithLaneTables); a query
 	// searches each.
 	tabs  []*shardmap.Map
@@ -49,6 +52,7 @@ type Indexer struct {
 
 	onReject func(ev *Event, err error)
 	onGap    func(w Worker, expected, got uint64) // nil: ids not tracked
+	capacity func(w Worker) int                   // nil: no hints
 	k0, k1   uint64                               // keys of the private maps' hash
 	stopped  sync.WaitGroup
 }
@@ -113,10 +117,12 @@ func New(opts ...Option) *Indexer {
 		since:    make([]atomic.Uint64, s.cfg.MaxWorkers),
 		onReject: s.onReject,
 		onGap:    s.onGap,
+		capacity: s.capacity,
 		k0:       binary.LittleEndian.Uint64(key[:8]),
 		k1:       binary.LittleEndian.Uint64(key[8:]),
 	}
 	ix.wide = bw >= asm.Crossover
+	ix.inline = bw == 1
 	ix.directory.Store(&map[Worker]int32{})
 	n := s.lanes()
 	if s.laneTables && n > 1 {

@@ -27,6 +27,7 @@ type intMap struct {
 	mask   uint64
 	n      int
 	hasZ   bool // key 0 lives outside the table
+	floor  int  // the table never shrinks below this many slots
 	zv     uint32
 	k0, k1 uint64
 }
@@ -37,10 +38,25 @@ const intMapMinCap = 8
 // intMapShrinkAbove: tables up to 1024 slots (13 KiB) keep their size.
 const intMapShrinkAbove = 1024
 
-func (m *intMap) init(k0, k1 uint64) {
+// init makes an empty map for about hint keys (0: no hint) without
+// growing.
+func (m *intMap) init(k0, k1 uint64, hint int) {
 	m.k0, m.k1 = k0, k1|1
-	m.alloc(intMapMinCap)
+	m.floor = max(intMapCap(hint), intMapMinCap)
+	m.alloc(m.floor)
 }
+
+// intMapCap is the table size that holds n keys under 3/4 load, bounded
+// by maxHintKeys.
+func intMapCap(n int) int {
+	c := intMapMinCap
+	for n = min(n, maxHintKeys); c*3 < (n+1)*4; c *= 2 {
+	}
+	return c
+}
+
+// maxHintKeys bounds what a capacity hint makes before any key arrives.
+const maxHintKeys = 1 << 24
 
 func (m *intMap) alloc(c int) {
 	// One allocation: c packed slots, then c control bytes.
@@ -202,16 +218,16 @@ func (m *intMap) del(k uint64) {
 	m.ctrl[i] = 0 // a slot's key and value count only under a tag
 	// Shrink only large, mostly empty maps, and by enough that a worker
 	// whose cache fills and drains in cycles does not reallocate each time.
-	if m.cap() > intMapShrinkAbove && m.n*16 < m.cap() {
-		m.grow(m.cap() / 4)
+	if m.cap() > max(intMapShrinkAbove, m.floor) && m.n*16 < m.cap() {
+		m.grow(max(m.cap()/4, m.floor))
 	}
 }
 
 // reset empties the map, keeping its memory when it is small.
 func (m *intMap) reset() {
 	m.n, m.hasZ = 0, false
-	if m.cap() > intMapShrinkAbove {
-		m.alloc(intMapMinCap)
+	if m.cap() > max(intMapShrinkAbove, m.floor) {
+		m.alloc(m.floor)
 		return
 	}
 	clear(m.ctrl) // slots count only under a tag

@@ -11,7 +11,7 @@ import (
 // every key to slot 0: one long cluster.
 func newTestIntMap(r *rand.Rand, degenerate bool) *intMap {
 	m := new(intMap)
-	m.init(r.Uint64(), r.Uint64())
+	m.init(r.Uint64(), r.Uint64(), 0)
 	if degenerate {
 		m.k1 = 0
 	}

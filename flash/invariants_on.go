@@ -4,9 +4,6 @@ package flash
 
 import (
 	"fmt"
-
-	"github.com/flashindexer/flashindexer/arena"
-	"github.com/flashindexer/flashindexer/bitset"
 )
 
 // invariants is true in builds with -tags flash_invariants: every applied
@@ -63,10 +60,5 @@ func (ln *lane) checkWorker(ws *workerState) {
 // holds reports whether the entry (pos, seq) of the lane's table holds
 // worker slot w (for the invariant checks).
 func (ln *lane) holds(pos int, seq SeqHash, w int) bool {
-	e := ln.ix.findEntry(ln.tab, pos, seq)
-	if e == 0 {
-		return false
-	}
-	s := ln.ix.ar.Slot(e.Ref())
-	return arena.Current(s, e) && arena.Seq(s) == uint64(seq) && bitset.AtomicTest(arena.Bits(s), w)
+	return ln.ix.entryHolds(ln.ix.findEntry(ln.tab, pos, seq), seq, w)
 }

@@ -87,7 +87,7 @@ type pendingBlock struct {
 
 func newLane(ix *Indexer, id, queue int) *lane {
 	ln := &lane{ix: ix, id: id, alloc: ix.ar.NewAllocator(), workers: map[Worker]*workerState{}}
-	ln.seen.init(ix.k0, ix.k1)
+	ln.seen.init(ix.k0, ix.k1, 0)
 	if !ix.sync {
 		ln.ring = make([]item, queue)
 	}

@@ -15,6 +15,7 @@ type settings struct {
 	laneTables bool
 	onReject   func(ev *Event, err error)
 	onGap      func(w Worker, expected, got uint64)
+	capacity   func(w Worker) int
 }
 
 const (
@@ -131,4 +132,21 @@ func WithEventIDs(onGap func(w Worker, expected, got uint64)) Option {
 // back into the index.
 func WithRejectHandler(f func(ev *Event, err error)) Option {
 	return func(s *settings) { s.onReject = f }
+}
+
+// WithWorkerCapacity tells the index how many blocks each worker's cache
+// holds (vLLM's num_gpu_blocks): a worker's private maps are made for that
+// many blocks when the worker is first seen, so filling its cache allocates
+// nothing more. Without it they grow as blocks arrive (amortised; a worker
+// that refills its cache reuses what it grew).
+func WithWorkerCapacity(blocks int) Option {
+	return WithWorkerCapacityOf(func(Worker) int { return blocks })
+}
+
+// WithWorkerCapacityOf is WithWorkerCapacity for fleets of unequal workers:
+// f is called once per worker, when it is first seen, on the goroutine that
+// applies its first event, and returns its capacity in blocks (0: unknown).
+// f must not block or call back into the index.
+func WithWorkerCapacityOf(f func(w Worker) int) Option {
+	return func(s *settings) { s.capacity = f }
 }

@@ -1,26 +1,40 @@
 package flash
 
 import (
+	"math/bits"
+
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // seqEntry (the design's SeqEntry) is one entry of the shared index: the
-// content (position, sequence hash) and the set of workers holding it. It
-// lives in an arena slot (version, sequence hash, worker bits), and the
-// lane's shard table maps (position, sequence hash) to the slot's handle.
+// content (position, sequence hash) and the set of workers holding it. The
+// lane's shard table maps (position, sequence hash) to the entry's value.
 // The sequence hash names the whole prefix, so finding an entry is one
 // table probe however many prefixes put the same chunk at the same
 // position.
+//
+// An entry's value takes one of two forms, fixed per index:
+//
+//   - inline (MaxWorkers ≤ 64): the value is the worker set itself, one
+//     word. A table slot never changes key and its value is published
+//     atomically, so a reader that finds the key reads one consistent set;
+//     a store is one table write, with nothing else to allocate or free.
+//   - a handle (wider sets): the value is the arena.Handle of a slot holding
+//     the version, sequence hash and worker words; readers validate the
+//     version around their read of the words.
 //
 // The methods below are the whole protocol: findEntry and readEntry for
 // readers (lock-free, validated against the slot's reuse), attach and
 // detach for the lane that owns the worker (under the entry's shard lock,
 // or alone on a table of its own).
-type seqEntry = arena.Handle
+type seqEntry uint64
 
-// findEntry returns the entry of (pos, seq) in tab, or 0. Lock-free: the
+// handle is e's arena handle (handle form only).
+func (e seqEntry) handle() arena.Handle { return arena.Handle(e) }
+
+// findEntry returns the entry of (pos, seq) in tab, or 0. Lock-free: a
 // handle may be stale by the time it is read; readEntry validates it.
 func (ix *Indexer) findEntry(tab *shardmap.Map, pos int, seq SeqHash) seqEntry {
 	return seqEntry(tab.Get(pos, uint64(seq)))
@@ -31,13 +45,21 @@ func (ix *Indexer) findEntry(tab *shardmap.Map, pos int, seq SeqHash) seqEntry {
 // false when the slot was freed or reused during the read (the caller
 // looks the entry up again).
 func (ix *Indexer) readEntry(e seqEntry, mask, out []uint64, maskCount int) (int, bool) {
+	if ix.inline {
+		b := uint64(e)
+		if mask != nil {
+			b &= mask[0]
+		}
+		out[0] = b
+		return bits.OnesCount64(b), true
+	}
 	if e == 0 {
 		clear(out)
 		return 0, true
 	}
-	s := ix.ar.Slot(e.Ref())
+	s := ix.ar.Slot(e.handle().Ref())
 	v := arena.Version(s)
-	if v&1 != 0 || uint32(v) != e.Version() {
+	if v&1 != 0 || uint32(v) != e.handle().Version() {
 		return 0, false
 	}
 	var c int
@@ -56,6 +78,19 @@ func (ix *Indexer) readEntry(e seqEntry, mask, out []uint64, maskCount int) (int
 	return c, arena.Version(s) == v
 }
 
+// entryHolds reports whether entry e (found by findEntry) holds worker slot
+// w and is the entry of seq (for the invariant checks).
+func (ix *Indexer) entryHolds(e seqEntry, seq SeqHash, w int) bool {
+	if e == 0 {
+		return false
+	}
+	if ix.inline {
+		return uint64(e)&(1<<w) != 0
+	}
+	s := ix.ar.Slot(e.handle().Ref())
+	return arena.Current(s, e.handle()) && arena.Seq(s) == uint64(seq) && bitset.AtomicTest(arena.Bits(s), w)
+}
+
 // lock opens the shard of (pos, seq) in the lane's table for writing, into
 // *l.
 func (ln *lane) lock(l *shardmap.Locked, pos int, seq SeqHash) {
@@ -71,35 +106,43 @@ func (ln *lane) lock(l *shardmap.Locked, pos int, seq SeqHash) {
 func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
 	var l shardmap.Locked
 	ln.lock(&l, pos, seq)
-	if e := seqEntry(l.Get()); e != 0 {
-		b := arena.Bits(ln.ix.ar.Slot(e.Ref()))
+	e := seqEntry(l.Get())
+	switch {
+	case ln.ix.inline:
+		had = uint64(e)&(1<<w) != 0
+		if !had {
+			l.Put(uint64(e) | 1<<w)
+		}
+	case e != 0:
+		b := arena.Bits(ln.ix.ar.Slot(e.handle().Ref()))
 		had = bitset.AtomicTest(b, w)
 		if !had {
 			bitset.AtomicSet(b, w)
 		}
-		l.Unlock()
-		return had
+	default:
+		l.Put(uint64(ln.alloc.AllocWith(uint64(seq), w)))
 	}
-	l.Put(uint64(ln.alloc.AllocWith(uint64(seq), w)))
 	l.Unlock()
-	return false
+	return had
 }
 
 // detach clears worker slot w in the entry (pos, seq), which the worker
-// holds; the last worker out removes the entry from the table and frees its
-// slot.
+// holds; the last worker out removes the entry from the table (and frees
+// its slot).
 func (ln *lane) detach(pos int, seq SeqHash, w int) {
 	var l shardmap.Locked
 	ln.lock(&l, pos, seq)
 	e := seqEntry(l.Get())
-	if e == 0 { // unreachable while the worker's state is consistent
-		l.Unlock()
-		return
-	}
-	b := arena.Bits(ln.ix.ar.Slot(e.Ref()))
-	if bitset.AtomicClear(b, w) && bitset.IsZero(b) {
-		l.Put(0)
-		ln.alloc.Free(e)
+	switch {
+	case e == 0: // unreachable while the worker's state is consistent
+	case ln.ix.inline:
+		l.Put(uint64(e) &^ (1 << w))
+	default:
+		b := arena.Bits(ln.ix.ar.Slot(e.handle().Ref()))
+		if bitset.AtomicClear(b, w) && bitset.IsZero(b) {
+			l.Put(0)
+			ln.alloc.Free(e.handle())
+		}
 	}
 	l.Unlock()
 }

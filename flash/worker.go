@@ -63,15 +63,34 @@ type workerState struct {
 	complex bool
 	content intMap // contentKey → node index, while complex
 	chunks  [][]node
-	n       uint32 // nodes ever used: chunks hold [0, n)
-	free    []uint32
+	// hintChunks: chunks made for the worker's capacity hint, kept when
+	// it is cleared.
+	hintChunks int
+	n          uint32 // nodes ever used: chunks hold [0, n)
+	free       []uint32
 }
 
 func (ln *lane) newWorker(w Worker, slot int) *workerState {
 	ws := &workerState{w: w, slot: slot}
-	ws.ext.init(ln.ix.k0, ln.ix.k1)
+	hint := 0
+	if ln.ix.capacity != nil {
+		hint = ln.ix.capacity(w)
+	}
+	ws.ext.init(ln.ix.k0, ln.ix.k1, hint)
+	if hint > 0 {
+		// The hint's nodes in chunks made now; min bounds what a wrong
+		// hint can cost before any block arrives.
+		ws.hintChunks = min((hint+1<<nodeChunkBits-1)>>nodeChunkBits, maxHintChunks)
+		for range ws.hintChunks {
+			ws.chunks = append(ws.chunks, make([]node, 1<<nodeChunkBits))
+		}
+	}
 	return ws
 }
+
+// maxHintChunks bounds the node chunks a capacity hint makes before any
+// block arrives: 2^20 nodes.
+const maxHintChunks = 1 << 10
 
 func (ws *workerState) node(i uint32) *node {
 	return &ws.chunks[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
@@ -107,7 +126,7 @@ func (ln *lane) makeComplex(ws *workerState) {
 		return
 	}
 	ws.complex = true
-	ws.content.init(ln.ix.k1, ln.ix.k0)
+	ws.content.init(ln.ix.k1, ln.ix.k0, 0)
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.live() {
 			ws.content.put(contentKey(n.pos, n.seq), i)
@@ -385,8 +404,10 @@ func (ln *lane) clear(ws *workerState) {
 		*ws.node(i) = node{}
 	}
 	ws.n, ws.free = 0, ws.free[:0]
-	if len(ws.chunks) > 4 { // keep up to 4K nodes of memory for the next fill
-		ws.chunks = ws.chunks[:4]
+	// Keep up to 4K nodes of memory, or what the capacity hint made, for
+	// the next fill.
+	if keep := max(4, ws.hintChunks); len(ws.chunks) > keep {
+		ws.chunks = ws.chunks[:keep]
 	}
 	ws.ext.reset()
 	ws.complex = false
