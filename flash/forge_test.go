@@ -22,14 +22,15 @@ type forgeNode struct {
 	ids         []uint64
 }
 
-// forge writes a snapshot of one worker in the format Dump writes, with a
-// valid checksum: the checksum is unkeyed, so anyone can make one.
-func forge(w flash.Worker, nodes []forgeNode) []byte {
+// forge writes a snapshot of one worker in the format Dump writes (version
+// 2), or in version 1 (with each node's local hash), with a valid checksum:
+// the checksum is unkeyed, so anyone can make one.
+func forge(version uint32, w flash.Worker, nodes []forgeNode) []byte {
 	var b []byte
 	u32 := func(v uint32) { b = binary.LittleEndian.AppendUint32(b, v) }
 	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	b = append(b, "FLASHSNP"...)
-	u32(1)
+	u32(version)
 	u32(1)
 	u64(w.ID)
 	u32(w.DPRank)
@@ -38,7 +39,9 @@ func forge(w flash.Worker, nodes []forgeNode) []byte {
 		u32(n.parent)
 		u32(n.pos)
 		u64(uint64(n.seq))
-		u64(uint64(n.local))
+		if version == 1 {
+			u64(uint64(n.local))
+		}
 		u32(uint32(len(n.ids)))
 		for _, id := range n.ids {
 			u64(id)
@@ -77,11 +80,12 @@ func TestSnapshot_ForgedDuplicateRejected(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			for _, writers := range []int{0, 1} {
+			for _, c := range []struct{ writers, version int }{{0, 1}, {1, 1}, {0, 2}, {1, 2}} {
+				writers := c.writers
 				ix := flash.New(flash.WithWriters(writers))
 				other := flash.Worker{ID: 1}
 				_ = ix.Apply(p.StoreEvent(other, 0, 2, 0))
-				err := ix.Restore(bytes.NewReader(forge(w, nodes)))
+				err := ix.Restore(bytes.NewReader(forge(uint32(c.version), w, nodes)))
 				if !errors.Is(err, flash.ErrSnapshot) {
 					t.Fatalf("writers %d: Restore of a duplicate block: %v, want ErrSnapshot", writers, err)
 				}
@@ -97,6 +101,37 @@ func TestSnapshot_ForgedDuplicateRejected(t *testing.T) {
 				ix.Close()
 			}
 		})
+	}
+}
+
+// A version 1 snapshot (each node with its local hash) still loads, and
+// its chains are checked: a child whose sequence hash is not its parent's
+// chained with its local hash is refused.
+func TestSnapshot_Version1Loads(t *testing.T) {
+	p := flashtest.Seqs(5, 3)
+	seqs := p.Seq()
+	w := flash.Worker{ID: 9}
+	nodes := []forgeNode{
+		{pos: 0, seq: seqs[0], local: p[0], ids: []uint64{1}},
+		{parent: 1, pos: 1, seq: seqs[1], local: p[1], ids: []uint64{2}},
+		{parent: 2, pos: 2, seq: seqs[2], local: p[2], ids: []uint64{3}},
+	}
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	if err := ix.Restore(bytes.NewReader(forge(1, w, nodes))); err != nil {
+		t.Fatal(err)
+	}
+	var sc flash.Scores
+	ix.FindMatches(flash.Query{Locals: p}, &sc)
+	if len(sc.Matches) != 1 || sc.Matches[0].Worker != w || sc.Matches[0].Depth != 3 {
+		t.Fatalf("matches %v, want worker 9 at depth 3", sc.Matches)
+	}
+	nodes[2].local++
+	if err := ix.Restore(bytes.NewReader(forge(1, w, nodes))); !errors.Is(err, flash.ErrSnapshot) {
+		t.Fatalf("a broken chain in version 1: %v, want ErrSnapshot", err)
+	}
+	if err := ix.Restore(bytes.NewReader(forge(3, w, nodes))); !errors.Is(err, flash.ErrSnapshot) {
+		t.Fatalf("version 3: %v, want ErrSnapshot", err)
 	}
 }
 

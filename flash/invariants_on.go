@@ -20,14 +20,39 @@ func (ln *lane) checkWorker(ws *workerState) {
 		panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...))
 	}
 	refs := 0
+	kids := ln.checkKids[:0]
+	for range ws.n {
+		kids = append(kids, 0)
+	}
+	ln.checkKids = kids
+	for i := uint32(0); i < ws.n; i++ {
+		if n := ws.node(i); n.live() && n.parent != 0 {
+			kids[n.parent-1]++
+		}
+	}
 	for i := uint32(0); i < ws.n; i++ {
 		n := ws.node(i)
 		if !n.live() {
 			continue
 		}
 		refs += int(n.refs())
-		if n.refs() == 0 && n.child == 0 {
+		if n.refs() == 0 && n.kids == 0 {
 			fail("node %d is a ghost without children", i)
+		}
+		if n.kids != kids[i] {
+			fail("node %d counts %d children, has %d", i, n.kids, kids[i])
+		}
+		if ws.complex {
+			c := uint32(0)
+			for k := ws.lk(i).child; k != 0; k = ws.lk(k - 1).next {
+				if ws.node(k-1).parent != i+1 {
+					fail("node %d lists node %d, a child of %d", i, k-1, ws.node(k-1).parent)
+				}
+				c++
+			}
+			if c != n.kids {
+				fail("node %d lists %d children, has %d", i, c, n.kids)
+			}
 		}
 		parentAttached := n.parent == 0 || ws.node(n.parent-1).attached()
 		if n.attached() != (n.refs() > 0 && parentAttached) {

@@ -17,21 +17,26 @@ import (
 //	per worker: id u64  rank u32  nodes u32
 //	  per node, parents before children:
 //	    parent u32 (index+1 in this worker's list, 0 at position 0)
-//	    pos u32  seq u64  local u64  ids u32  ids × external hash u64
+//	    pos u32  seq u64  ids u32  ids × external hash u64
 //	xxh3-64 of everything before it
+//
+// Version 1 also had each node's local hash (local u64 after seq), which
+// the index no longer keeps; Restore still reads it, and checks that each
+// sequence hash is its parent's chained with it.
 //
 // A node with no ids is a ghost (a removed block whose held descendants
 // are kept for re-attachment); Restore rebuilds the worker's state from the
 // nodes exactly, attachment included.
 const (
 	snapshotMagic   = "FLASHSNP"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // ErrSnapshot: a snapshot that is truncated, corrupted, of another version,
-// or inconsistent (a sequence hash that is not its parent's chain, a parent
-// listed after its child, a block listed twice for one worker, an engine id
-// on two blocks, a removed block kept with no descendant). The checksum
+// or inconsistent (a node not one position past its parent, in version 1 a
+// sequence hash that is not its parent's chain, a parent listed after its
+// child, a block listed twice for one worker, an engine id on two blocks, a
+// removed block kept with no descendant). The checksum
 // only catches damage: every structural rule a worker's state obeys is
 // checked on its own, so a snapshot made by hand is held to them too.
 // Restore returns it and changes nothing.
@@ -41,7 +46,7 @@ type snapNode struct {
 	parent uint32
 	pos    uint32
 	seq    SeqHash
-	local  LocalHash
+	local  LocalHash // version 1 only
 	ids    []ExternalHash
 }
 
@@ -66,7 +71,7 @@ func dumpWorker(ws *workerState) snapWorker {
 	for k, i := range order {
 		index[i] = uint32(k) + 1
 		n := ws.node(i)
-		sn := snapNode{pos: n.pos, seq: n.seq, local: n.local, ids: ids[i]}
+		sn := snapNode{pos: n.pos, seq: n.seq, ids: ids[i]}
 		if n.parent != 0 {
 			sn.parent = index[n.parent-1]
 		}
@@ -121,7 +126,6 @@ func (ix *Indexer) Dump(w io.Writer, workers ...Worker) (int, error) {
 			u32(n.parent)
 			u32(n.pos)
 			u64(uint64(n.seq))
-			u64(uint64(n.local))
 			u32(uint32(len(n.ids)))
 			for _, id := range n.ids {
 				u64(uint64(id))
@@ -171,9 +175,11 @@ func readSnapshot(r io.Reader, maxDepth int) ([]snapWorker, error) {
 		p = p[8:]
 		return v
 	}
-	if v := u32(); v != snapshotVersion {
-		return nil, bad("version %d, this build reads %d", v, snapshotVersion)
+	version := u32()
+	if version != 1 && version != snapshotVersion {
+		return nil, bad("version %d, this build reads 1 and %d", version, snapshotVersion)
 	}
+	v1 := version == 1
 	nw := u32()
 	var out []snapWorker
 	seen := map[Worker]bool{}
@@ -184,13 +190,16 @@ func readSnapshot(r io.Reader, maxDepth int) ([]snapWorker, error) {
 		}
 		seen[sw.w] = true
 		nn := u32()
-		if uint64(nn)*32 > uint64(len(p)) {
+		if uint64(nn)*24 > uint64(len(p)) {
 			return nil, bad("worker %v: %d nodes in %d bytes", sw.w, nn, len(p))
 		}
 		ids := map[ExternalHash]bool{}
 		blocks := map[[2]uint64]bool{} // (position, sequence hash): one node each
 		for k := uint32(0); k < nn && !short; k++ {
-			n := snapNode{parent: u32(), pos: u32(), seq: SeqHash(u64()), local: LocalHash(u64())}
+			n := snapNode{parent: u32(), pos: u32(), seq: SeqHash(u64())}
+			if v1 {
+				n.local = LocalHash(u64())
+			}
 			ni := u32()
 			if uint64(ni)*8 > uint64(len(p)) {
 				return nil, bad("worker %v: %d ids in %d bytes", sw.w, ni, len(p))
@@ -208,13 +217,13 @@ func readSnapshot(r io.Reader, maxDepth int) ([]snapWorker, error) {
 			switch {
 			case int(n.pos) >= maxDepth:
 				return nil, bad("position %d past the maximum depth", n.pos)
-			case n.parent == 0 && (n.pos != 0 || n.seq != SeqHash(n.local)):
+			case n.parent == 0 && (n.pos != 0 || v1 && n.seq != SeqHash(n.local)):
 				return nil, bad("worker %v: root node at %d", sw.w, n.pos)
 			case n.parent > k:
 				return nil, bad("worker %v: node %d before its parent", sw.w, k)
 			case n.parent != 0:
 				par := sw.nodes[n.parent-1]
-				if par.pos+1 != n.pos || Chain(par.seq, n.local) != n.seq {
+				if par.pos+1 != n.pos || v1 && Chain(par.seq, n.local) != n.seq {
 					return nil, bad("worker %v: node %d does not extend its parent", sw.w, k)
 				}
 			}
@@ -313,8 +322,7 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 		if sn.parent != 0 {
 			parent = idx[sn.parent-1] + 1
 		}
-		i := ws.newNode(node{seq: sn.seq, local: sn.local, pos: sn.pos, parent: parent, st: uint32(len(sn.ids))})
-		ws.link(i, parent)
+		i := ws.newNode(node{seq: sn.seq, pos: sn.pos, parent: parent, st: uint32(len(sn.ids))})
 		idx[k] = i
 		for _, id := range sn.ids {
 			ws.ext.put(uint64(id), i)

@@ -9,20 +9,29 @@ import "math/bits"
 //	refs == 0           a ghost: kept only because it has children, so that
 //	                    storing the content again re-attaches them
 //	attached            the worker's bit is set in the shared entry at
-//	                    (pos, local) with the node's sequence hash;
-//	                    attached ⇔ refs > 0 and (pos == 0 or parent attached)
+//	                    (pos, seq); attached ⇔ refs > 0 and (pos == 0 or
+//	                    parent attached)
 //
 // The last rule keeps every worker's shared set prefix-closed, which is what
 // lets the jump search skip positions exactly.
+//
+// A node is what the common path needs and no more (24 bytes): the content,
+// the parent (to name a child's position and chain), and the number of
+// children (so removing a leaf, the common eviction, knows it is one). The
+// lists of children that re-attachment walks live apart, in links, and
+// only while the worker is complex.
 type node struct {
 	seq    SeqHash
-	local  LocalHash
 	pos    uint32
 	parent uint32 // node index + 1; 0 at position 0
-	child  uint32 // first child, index + 1
-	next   uint32 // siblings, index + 1
-	prev   uint32
+	kids   uint32 // live nodes whose parent this is
 	st     uint32 // refs in the low bits, nodeLive, nodeAttached
+}
+
+// nodeLinks are a node's place in its parent's list of children: first
+// child, next and previous sibling, each index + 1.
+type nodeLinks struct {
+	child, next, prev uint32
 }
 
 // A node's st word: its refs (engine ids naming the content; 2^30 of them
@@ -44,7 +53,7 @@ func (n *node) setAttached(a bool) {
 	}
 }
 
-// nodeChunkBits: nodes live in chunks of 1024 (40 KiB), so a growing worker
+// nodeChunkBits: nodes live in chunks of 1024 (24 KiB), so a growing worker
 // never copies its nodes and a node's index stays valid.
 const nodeChunkBits = 10
 
@@ -63,6 +72,7 @@ type workerState struct {
 	complex bool
 	content intMap // contentKey → node index, while complex
 	chunks  [][]node
+	links   [][]nodeLinks // by chunk, like chunks, while complex
 	// hintChunks: chunks made for the worker's capacity hint, kept when
 	// it is cleared.
 	hintChunks int
@@ -96,20 +106,34 @@ func (ws *workerState) node(i uint32) *node {
 	return &ws.chunks[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
 }
 
+// lk returns node i's links; the worker is complex.
+func (ws *workerState) lk(i uint32) *nodeLinks {
+	return &ws.links[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
+}
+
+// newNode puts n in a free node, links it under its parent, and returns
+// its index.
 func (ws *workerState) newNode(n node) uint32 {
 	n.st |= nodeLive
+	var i uint32
 	if k := len(ws.free); k > 0 {
-		i := ws.free[k-1]
+		i = ws.free[k-1]
 		ws.free = ws.free[:k-1]
-		*ws.node(i) = n
-		return i
+	} else {
+		i = ws.n
+		if int(i>>nodeChunkBits) == len(ws.chunks) {
+			ws.chunks = append(ws.chunks, make([]node, 1<<nodeChunkBits))
+		}
+		ws.n++
 	}
-	i := ws.n
-	if int(i>>nodeChunkBits) == len(ws.chunks) {
-		ws.chunks = append(ws.chunks, make([]node, 1<<nodeChunkBits))
-	}
-	ws.n++
 	*ws.node(i) = n
+	if ws.complex {
+		if int(i>>nodeChunkBits) == len(ws.links) {
+			ws.links = append(ws.links, make([]nodeLinks, 1<<nodeChunkBits))
+		}
+		*ws.lk(i) = nodeLinks{}
+	}
+	ws.link(i, n.parent)
 	return i
 }
 
@@ -120,16 +144,26 @@ func contentKey(pos uint32, seq SeqHash) uint64 {
 	return uint64(seq) ^ bits.RotateLeft64(uint64(pos)*0x9E3779B97F4A7C15, 17)
 }
 
-// makeComplex builds the content map from every node in use.
+// makeComplex builds the content map and the lists of children from every
+// node in use.
 func (ln *lane) makeComplex(ws *workerState) {
 	if ws.complex {
 		return
 	}
 	ws.complex = true
 	ws.content.init(ln.ix.k1, ln.ix.k0, 0)
+	for range len(ws.chunks) - len(ws.links) {
+		ws.links = append(ws.links, make([]nodeLinks, 1<<nodeChunkBits))
+	}
+	for i := uint32(0); i < ws.n; i++ {
+		*ws.lk(i) = nodeLinks{}
+	}
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.live() {
 			ws.content.put(contentKey(n.pos, n.seq), i)
+			if n.parent != 0 {
+				ws.listChild(i, n.parent)
+			}
 		}
 	}
 }
@@ -139,13 +173,42 @@ func (ws *workerState) link(i, parent uint32) {
 	if parent == 0 {
 		return
 	}
-	pn := ws.node(parent - 1)
-	n := ws.node(i)
-	n.next = pn.child
-	if pn.child != 0 {
-		ws.node(pn.child - 1).prev = i + 1
+	ws.node(parent - 1).kids++
+	if ws.complex {
+		ws.listChild(i, parent)
 	}
-	pn.child = i + 1
+}
+
+// listChild puts node i first in the list of node parent-1's children.
+func (ws *workerState) listChild(i, parent uint32) {
+	pl := ws.lk(parent - 1)
+	l := ws.lk(i)
+	l.next, l.prev = pl.child, 0
+	if pl.child != 0 {
+		ws.lk(pl.child - 1).prev = i + 1
+	}
+	pl.child = i + 1
+}
+
+// unlink takes node i out of its parent's children.
+func (ws *workerState) unlink(i uint32) {
+	n := ws.node(i)
+	if n.parent == 0 {
+		return
+	}
+	ws.node(n.parent - 1).kids--
+	if !ws.complex {
+		return
+	}
+	l := ws.lk(i)
+	if l.prev != 0 {
+		ws.lk(l.prev - 1).next = l.next
+	} else {
+		ws.lk(n.parent - 1).child = l.next
+	}
+	if l.next != 0 {
+		ws.lk(l.next - 1).prev = l.prev
+	}
 }
 
 // store validates a Stored event whole, then applies it.
@@ -269,8 +332,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
 		if !ln.attach(int(pos), seq, ws.slot) {
-			ni := ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent, st: 1 | nodeAttached})
-			ws.link(ni, parent)
+			ni := ws.newNode(node{seq: seq, pos: pos, parent: parent, st: 1 | nodeAttached})
 			ws.ext.putNew(uint64(b.Hash), ni, ext)
 			return ni
 		}
@@ -280,8 +342,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 	key := contentKey(pos, seq)
 	ni, ok := ws.content.get(key)
 	if !ok {
-		ni = ws.newNode(node{seq: seq, local: b.Local, pos: pos, parent: parent})
-		ws.link(ni, parent)
+		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
 		ws.content.put(key, ni)
 	}
 	ws.ext.putNew(uint64(b.Hash), ni, ext)
@@ -303,7 +364,10 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 		n := ws.node(k)
 		ln.attach(int(n.pos), n.seq, ws.slot)
 		n.setAttached(true)
-		for c := n.child; c != 0; c = ws.node(c - 1).next {
+		if n.kids == 0 {
+			continue
+		}
+		for c := ws.lk(k).child; c != 0; c = ws.lk(c - 1).next {
 			if cn := ws.node(c - 1); cn.refs() > 0 && !cn.attached() {
 				st = append(st, c-1)
 			}
@@ -324,7 +388,10 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 		}
 		ln.detach(int(n.pos), n.seq, ws.slot)
 		n.setAttached(false)
-		for c := n.child; c != 0; c = ws.node(c - 1).next {
+		if n.kids == 0 {
+			continue
+		}
+		for c := ws.lk(k).child; c != 0; c = ws.lk(c - 1).next {
 			if ws.node(c - 1).attached() {
 				st = append(st, c-1)
 			}
@@ -347,7 +414,7 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 		if n.refs() > 0 {
 			continue
 		}
-		if n.child != 0 {
+		if n.kids != 0 {
 			// It stays as a ghost, and its held descendants lose their
 			// attachment: the worker is no longer simple.
 			ln.makeComplex(ws)
@@ -367,21 +434,11 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 func (ws *workerState) collect(i uint32) {
 	for {
 		n := ws.node(i)
-		if n.refs() > 0 || n.child != 0 {
+		if n.refs() > 0 || n.kids != 0 {
 			return
 		}
+		ws.unlink(i)
 		parent := n.parent
-		if parent != 0 {
-			pn := ws.node(parent - 1)
-			if n.prev != 0 {
-				ws.node(n.prev - 1).next = n.next
-			} else {
-				pn.child = n.next
-			}
-			if n.next != 0 {
-				ws.node(n.next - 1).prev = n.prev
-			}
-		}
 		if ws.complex {
 			ws.content.del(contentKey(n.pos, n.seq))
 		}
@@ -412,5 +469,6 @@ func (ln *lane) clear(ws *workerState) {
 	ws.ext.reset()
 	ws.complex = false
 	ws.content = intMap{}
+	ws.links = nil
 	ln.ix.info[ws.slot].blocks.Store(0)
 }
