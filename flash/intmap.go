@@ -42,15 +42,15 @@ const intMapShrinkAbove = 1024
 // growing.
 func (m *intMap) init(k0, k1 uint64, hint int) {
 	m.k0, m.k1 = k0, k1|1
-	m.floor = max(intMapCap(hint), intMapMinCap)
+	m.floor = intMapCap(min(hint, maxHintKeys))
 	m.alloc(m.floor)
 }
 
-// intMapCap is the table size that holds n keys under 3/4 load, bounded
-// by maxHintKeys.
+// intMapCap is the table size that holds n keys under 3/4 load.
 func intMapCap(n int) int {
 	c := intMapMinCap
-	for n = min(n, maxHintKeys); c*3 < (n+1)*4; c *= 2 {
+	for c*3 < (n+1)*4 {
+		c *= 2
 	}
 	return c
 }
@@ -99,38 +99,45 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 	return 0, false
 }
 
-// imHint is where a key that getHint missed goes: its empty slot and tag in
-// a table of cap slots (tag 0: no hint).
-type imHint struct {
-	slot, cap uint32
-	tag       uint8
-}
-
-// getHint is get, and on a miss (k not 0) the hint putNew takes.
-func (m *intMap) getHint(k uint64) (uint32, bool, imHint) {
+// claim returns k's slot and value when k is in the map; otherwise it
+// inserts k with value v and returns its slot. Slot -1 is key 0's place.
+// The caller made room first (reserve), so claim never grows the table,
+// and a slot it returns stays k's until the next delete or growth: inserts
+// only fill the empty slot that ends a probe and move nothing.
+func (m *intMap) claim(k uint64, v uint32) (slot int, val uint32, found bool) {
 	if k == 0 {
-		return m.zv, m.hasZ, imHint{}
+		if m.hasZ {
+			return -1, m.zv, true
+		}
+		m.hasZ, m.zv = true, v
+		m.n++
+		return -1, v, false
 	}
 	i, tag, ok := m.find(k)
 	if ok {
-		return m.val(i), true, imHint{}
+		return int(i), m.val(i), true
 	}
-	return 0, false, imHint{slot: uint32(i), cap: uint32(m.cap()), tag: tag}
+	m.ctrl[i] = tag
+	m.set(i, k, v)
+	m.n++
+	return int(i), v, false
 }
 
-// putNew inserts k, which getHint missed when it gave h. If the table has
-// not grown since and h's slot is still empty, the slot is k's: inserts
-// only fill the empty slot that ends a probe and move nothing, so every
-// slot of k's probe before it is still taken by another key. Otherwise (or
-// without a hint) it is put.
-func (m *intMap) putNew(k uint64, v uint32, h imHint) {
-	if h.tag != 0 && int(h.cap) == m.cap() && !m.full() && m.ctrl[h.slot] == 0 {
-		m.ctrl[h.slot] = h.tag
-		m.set(uint64(h.slot), k, v)
-		m.n++
+// setAt sets the value in slot i (from claim).
+func (m *intMap) setAt(i int, v uint32) {
+	if i < 0 {
+		m.zv = v
 		return
 	}
-	m.put(k, v)
+	m.setVal(uint64(i), v)
+}
+
+// reserve grows the map, if needed, so that n more keys fit without
+// growing.
+func (m *intMap) reserve(n int) {
+	if (m.n+n)*4 > m.cap()*3 {
+		m.grow(intMapCap(m.n + n))
+	}
 }
 
 func (m *intMap) put(k uint64, v uint32) {

@@ -64,40 +64,54 @@ func TestIntMap_RandomOps(t *testing.T) {
 	}
 }
 
-// Batches the way a store uses the map: every key of a batch is looked up
-// first (getHint), then all are inserted (putNew with the batch's hints),
-// the inserts growing the map and filling each other's hinted slots; the
-// map ends equal to a Go map, whose every key it finds.
-func TestIntMap_PutNewWithHints(t *testing.T) {
+// Batches the way a store uses the map: room for the batch is reserved,
+// every key is claimed (found, or inserted with a mark), some batches are
+// given back (as a rejected batch is), the others' slots are set through
+// the slots claim returned; the map ends equal to a Go map, whose every key
+// it finds, and never passes 3/4 load.
+func TestIntMap_ClaimBatches(t *testing.T) {
 	for _, degenerate := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(3, 4))
 		m := newTestIntMap(r, degenerate)
 		ref := map[uint64]uint32{}
-		hinted := 0
 		for batch := 0; batch < 300; batch++ {
+			n := 1 + r.IntN(40)
+			m.reserve(n)
+			capBefore := m.cap()
 			var keys []uint64
-			var hints []imHint
-			for range 1 + r.IntN(40) {
+			var slots []int
+			for range n {
 				k := r.Uint64() >> r.IntN(60) // small keys too, 0 among them
-				if _, ok := ref[k]; ok || slices.Contains(keys, k) {
+				slot, v, found := m.claim(k, 1<<31)
+				want, in := ref[k]
+				if slices.Contains(keys, k) {
+					if !found || v != 1<<31 {
+						t.Fatalf("batch %d: a key claimed twice: %d %v", batch, v, found)
+					}
 					continue
 				}
-				_, ok, h := m.getHint(k)
-				if ok {
-					t.Fatalf("getHint(%d) finds a key never put", k)
+				if found != in || in && v != want {
+					t.Fatalf("batch %d: claim(%d) = %d %v, want %d %v", batch, k, v, found, want, in)
 				}
-				keys, hints = append(keys, k), append(hints, h)
+				if !found {
+					keys, slots = append(keys, k), append(slots, slot)
+				}
 			}
-			for i, k := range keys {
-				before := m.cap()
-				if hints[i].tag != 0 && int(hints[i].cap) == before && m.ctrl[hints[i].slot] == 0 {
-					hinted++
+			if m.cap() != capBefore || m.len()*4 > m.cap()*3 {
+				t.Fatalf("batch %d: claims grew the map or passed 3/4 load: %d keys in %d slots (was %d)", batch, m.len(), m.cap(), capBefore)
+			}
+			if r.IntN(5) == 0 { // rejected: the claims go back
+				for _, k := range keys {
+					m.del(k)
 				}
-				m.putNew(k, uint32(batch), hints[i])
-				ref[k] = uint32(batch)
+			} else {
+				for i, k := range keys {
+					m.setAt(slots[i], uint32(batch))
+					ref[k] = uint32(batch)
+				}
 			}
 			if r.IntN(4) == 0 {
-				for k := range ref { // deletes between batches invalidate nothing: hints are per batch
+				for k := range ref {
 					m.del(k)
 					delete(ref, k)
 					break
@@ -115,13 +129,10 @@ func TestIntMap_PutNewWithHints(t *testing.T) {
 			}
 			for _, k := range check {
 				want, in := ref[k]
-				if got, ok := m.get(k); ok != in || got != want {
+				if got, ok := m.get(k); ok != in || in && got != want {
 					t.Fatalf("batch %d (degenerate=%v): get(%d) = %d %v, want %d %v", batch, degenerate, k, got, ok, want, in)
 				}
 			}
-		}
-		if hinted == 0 {
-			t.Fatal("no insert took its hinted slot")
 		}
 	}
 }
@@ -145,33 +156,3 @@ func TestShardBits(t *testing.T) {
 	}
 }
 
-// Hints taken before a batch's inserts do not carry the map past 3/4 load:
-// once full, putNew grows it as put does, so a probe always ends on an
-// empty slot.
-func TestIntMap_PutNewKeepsLoad(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	m := newTestIntMap(r, false)
-	// One key hinted to each slot of the empty first table: every hint
-	// stays valid until the load check says no.
-	var keys []uint64
-	var hints []imHint
-	taken := map[uint32]bool{}
-	for len(keys) < m.cap() {
-		k := r.Uint64() | 1
-		if _, _, h := m.getHint(k); !taken[h.slot] {
-			taken[h.slot] = true
-			keys, hints = append(keys, k), append(hints, h)
-		}
-	}
-	for i, k := range keys {
-		m.putNew(k, uint32(i), hints[i])
-		if m.len()*4 > m.cap()*3 {
-			t.Fatalf("after %d inserts: %d keys in %d slots", i+1, m.len(), m.cap())
-		}
-	}
-	for i, k := range keys {
-		if v, ok := m.get(k); !ok || v != uint32(i) {
-			t.Fatalf("get(%#x) = %d %v, want %d", k, v, ok, i)
-		}
-	}
-}

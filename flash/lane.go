@@ -28,7 +28,6 @@ type lane struct {
 	workers   map[Worker]*workerState
 	counters  Counters
 	pending   []pendingBlock    // scratch: one event's validated blocks
-	seen      intMap            // scratch: hashes of one large batch
 	stack     []uint32          // scratch: subtree walks
 	checkKids []uint32          // scratch: the invariant checks' child counts
 	nextID    map[Worker]uint64 // event id tracking: the id expected next
@@ -83,12 +82,11 @@ type pendingBlock struct {
 	seq  SeqHash
 	node uint32 // the worker's node of a duplicate
 	dup  bool
-	ext  imHint // where a new block's engine id goes in the worker's map
+	slot int // a new block's engine id's slot in the worker's map
 }
 
 func newLane(ix *Indexer, id, queue int) *lane {
 	ln := &lane{ix: ix, id: id, alloc: ix.ar.NewAllocator(), workers: map[Worker]*workerState{}}
-	ln.seen.init(ix.k0, ix.k1, 0)
 	if !ix.sync {
 		ln.ring = make([]item, queue)
 	}
@@ -287,9 +285,6 @@ const keepScratch = 4096
 // trimScratch releases scratch buffers that one large event grew.
 func (ln *lane) trimScratch() {
 	ln.pending, ln.stack = shed(ln.pending, keepScratch), shed(ln.stack, keepScratch)
-	if ln.seen.cap() > keepScratch {
-		ln.seen.reset()
-	}
 }
 
 // trackID checks ev's id against its worker's sequence.

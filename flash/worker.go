@@ -212,6 +212,12 @@ func (ws *workerState) unlink(i uint32) {
 }
 
 // store validates a Stored event whole, then applies it.
+//
+// Validation claims each new engine id's slot in the worker's map at once
+// (marked claimedID), so a second use of an id in the batch finds the claim
+// and the apply pass fills the slot it was given, with no second probe; a
+// rejected batch gives its claims back. A worker seen for the first time
+// gets its state here and a slot only once the batch is valid.
 func (ln *lane) store(ev *Event) error {
 	ix := ln.ix
 	ws := ln.workers[ev.Worker]
@@ -230,19 +236,20 @@ func (ln *lane) store(ev *Event) error {
 	if pos+len(ev.Blocks) > ix.cfg.MaxDepth {
 		return ErrTooDeep
 	}
+	fresh := ws == nil
+	if fresh {
+		ws = ln.newWorker(ev.Worker, -1)
+	}
 	if cap(ln.pending) < len(ev.Blocks) {
 		ln.pending = make([]pendingBlock, len(ev.Blocks))
 	}
 	pending := ln.pending[:len(ev.Blocks)]
 	prefetch := len(ev.Blocks) >= prefetchFrom
-	if prefetch && ws != nil {
+	ws.ext.reserve(len(ev.Blocks))
+	if prefetch && !fresh {
 		for _, b := range ev.Blocks {
 			ws.ext.prefetch(uint64(b.Hash))
 		}
-	}
-	checkBatch := len(ev.Blocks) > 16
-	if checkBatch {
-		ln.seen.reset()
 	}
 	for i, b := range ev.Blocks {
 		seq := SeqHash(b.Local)
@@ -250,62 +257,61 @@ func (ln *lane) store(ev *Event) error {
 			seq = Chain(prevSeq, b.Local)
 		}
 		prevSeq = seq
-		pending[i] = pendingBlock{seq: seq}
 		if prefetch {
 			ln.tab.PrefetchTable(pos+i, uint64(seq))
 		}
-		if ws != nil {
-			ni, ok, hint := ws.ext.getHint(uint64(b.Hash))
-			pending[i].ext = hint
-			if ok {
-				n := ws.node(ni)
-				if int(n.pos) != pos+i || n.seq != seq {
-					return ErrHashConflict
-				}
-				pending[i].dup, pending[i].node = true, ni
-			}
-		}
-		// The same engine id twice in one batch would sit at two positions.
-		if checkBatch {
-			_, dup, h := ln.seen.getHint(uint64(b.Hash))
-			if dup {
+		slot, ni, found := ws.ext.claim(uint64(b.Hash), claimedID)
+		pending[i] = pendingBlock{seq: seq, slot: slot}
+		if found {
+			// The same engine id twice in one batch, or an id the worker
+			// has for another content.
+			if ni == claimedID || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != seq {
+				ln.unclaim(ws, ev.Blocks[:i], pending)
 				return ErrHashConflict
 			}
-			ln.seen.putNew(uint64(b.Hash), 0, h)
-		} else {
-			for _, o := range ev.Blocks[:i] {
-				if o.Hash == b.Hash {
-					return ErrHashConflict
-				}
-			}
+			pending[i].dup, pending[i].node = true, ni
 		}
 	}
-	if ws == nil {
+	if fresh {
 		slot, err := ix.intern(ev.Worker)
 		if err != nil {
 			return err
 		}
-		ws = ln.newWorker(ev.Worker, slot)
+		ws.slot = slot
 		ln.workers[ev.Worker] = ws
 	}
 	if prefetch {
 		ln.prefetch(pos, pending)
 	}
 	stored := 0
-	for i, b := range ev.Blocks {
+	for i := range pending {
 		p := &pending[i]
 		if p.dup {
 			parent = p.node + 1
 			continue
 		}
 		stored++
-		ni := ln.storeBlock(ws, b, uint32(pos+i), p.seq, parent, p.ext)
+		ni := ln.storeBlock(ws, uint32(pos+i), p.seq, parent, p.slot)
 		parent = ni + 1
 	}
 	ln.counters.Add(CounterBlocksStored, uint64(stored))
 	ln.counters.Add(CounterBlocksDuplicate, uint64(len(ev.Blocks)-stored))
 	ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))
 	return nil
+}
+
+// claimedID marks an engine id's slot that validation claimed for a block
+// of the batch: no node has this index (a worker would need 2^32 nodes).
+const claimedID = ^uint32(0)
+
+// unclaim gives back the engine ids that validation claimed for blocks
+// (the batch's first ones), when it rejects the batch.
+func (ln *lane) unclaim(ws *workerState, blocks []Block, pending []pendingBlock) {
+	for i, b := range blocks {
+		if !pending[i].dup {
+			ws.ext.del(uint64(b.Hash))
+		}
+	}
 }
 
 // prefetchFrom: batches of at least this many blocks are prefetched; for
@@ -325,15 +331,15 @@ func (ln *lane) prefetch(pos int, pending []pendingBlock) {
 	}
 }
 
-// storeBlock adds engine id b.Hash for the content (pos, seq) under node
-// parent-1 and returns the content's node.
-func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, parent uint32, ext imHint) uint32 {
+// storeBlock adds the engine id claimed at slot of the worker's map for the
+// content (pos, seq) under node parent-1 and returns the content's node.
+func (ln *lane) storeBlock(ws *workerState, pos uint32, seq SeqHash, parent uint32, slot int) uint32 {
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
 		if !ln.attach(int(pos), seq, ws.slot) {
 			ni := ws.newNode(node{seq: seq, pos: pos, parent: parent, st: 1 | nodeAttached})
-			ws.ext.putNew(uint64(b.Hash), ni, ext)
+			ws.ext.setAt(slot, ni)
 			return ni
 		}
 		// A second engine id for content the worker holds.
@@ -345,7 +351,7 @@ func (ln *lane) storeBlock(ws *workerState, b Block, pos uint32, seq SeqHash, pa
 		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
 		ws.content.put(key, ni)
 	}
-	ws.ext.putNew(uint64(b.Hash), ni, ext)
+	ws.ext.setAt(slot, ni)
 	n := ws.node(ni)
 	n.st++ // one more ref
 	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {

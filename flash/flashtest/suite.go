@@ -270,6 +270,23 @@ var cases = []testCase{
 		x.expect(p, map[flash.Worker]int{W(1): 10})
 		x.expect(Concat(p[:6], Prompt{p[2], L(999)}), map[flash.Worker]int{W(1): 6})
 	}},
+	{"rejected_batch_keeps_no_ids", func(t testing.TB, f Factory) {
+		// A batch of a known worker rejected at its last block, after new
+		// engine ids: none of them stays; the same ids store afterwards.
+		x := newFixture(t, f, cfg())
+		p := Seqs(1, 5)
+		x.store(W(1), p, 0, 5)
+		q := Seqs(2, 3)
+		b := []flash.Block{{Hash: 100, Local: q[0]}, {Hash: 101, Local: q[1]}, {Hash: p.Hash(1, 0), Local: q[2]}}
+		x.reject(flash.StoredEvent(W(1), b...).WithParent(p.Hash(4, 0)), flash.ErrHashConflict)
+		x.blocks(W(1), 5)
+		x.apply(flash.StoredEvent(W(1), b[:2]...).WithParent(p.Hash(4, 0)))
+		x.blocks(W(1), 7)
+		x.expect(Concat(p, q[:2]), map[flash.Worker]int{W(1): 7})
+		x.remove(W(1), 101, 100)
+		x.blocks(W(1), 5)
+		x.expect(Concat(p, q[:2]), map[flash.Worker]int{W(1): 5})
+	}},
 	{"repeat_in_large_batch_rejected", func(t testing.TB, f Factory) {
 		// Batches of every size class an index may treat apart, each with
 		// one engine id twice (first and last, adjacent, near the end), then
