@@ -2,15 +2,12 @@ package flash
 
 import (
 	"encoding/binary"
-	"unsafe"
 
-	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // intMap is a writer-private open-addressed map from uint64 keys to uint32
-// values, used for a worker's private state (external hash → node, sequence
-// hash → node). It is not safe for concurrent use. Linear probing with
+// values: a complex worker's content map ((position, sequence hash) → node). It is not safe for concurrent use. Linear probing with
 // backward-shift deletion keeps it free of tombstones, so its memory follows
 // its live keys. Keys are placed by a keyed hash: sequence hashes derive from
 // user prompts.
@@ -27,7 +24,6 @@ type intMap struct {
 	mask   uint64
 	n      int
 	hasZ   bool // key 0 lives outside the table
-	floor  int  // the table never shrinks below this many slots
 	zv     uint32
 	k0, k1 uint64
 }
@@ -38,12 +34,9 @@ const intMapMinCap = 8
 // intMapShrinkAbove: tables up to 1024 slots (13 KiB) keep their size.
 const intMapShrinkAbove = 1024
 
-// init makes an empty map for about hint keys (0: no hint) without
-// growing.
-func (m *intMap) init(k0, k1 uint64, hint int) {
+func (m *intMap) init(k0, k1 uint64) {
 	m.k0, m.k1 = k0, k1|1
-	m.floor = intMapCap(min(hint, maxHintKeys))
-	m.alloc(m.floor)
+	m.alloc(intMapMinCap)
 }
 
 // intMapCap is the table size that holds n keys under 3/4 load.
@@ -97,47 +90,6 @@ func (m *intMap) get(k uint64) (uint32, bool) {
 		return m.val(i), true
 	}
 	return 0, false
-}
-
-// claim returns k's slot and value when k is in the map; otherwise it
-// inserts k with value v and returns its slot. Slot -1 is key 0's place.
-// The caller made room first (reserve), so claim never grows the table,
-// and a slot it returns stays k's until the next delete or growth: inserts
-// only fill the empty slot that ends a probe and move nothing.
-func (m *intMap) claim(k uint64, v uint32) (slot int, val uint32, found bool) {
-	if k == 0 {
-		if m.hasZ {
-			return -1, m.zv, true
-		}
-		m.hasZ, m.zv = true, v
-		m.n++
-		return -1, v, false
-	}
-	i, tag, ok := m.find(k)
-	if ok {
-		return int(i), m.val(i), true
-	}
-	m.ctrl[i] = tag
-	m.set(i, k, v)
-	m.n++
-	return int(i), v, false
-}
-
-// setAt sets the value in slot i (from claim).
-func (m *intMap) setAt(i int, v uint32) {
-	if i < 0 {
-		m.zv = v
-		return
-	}
-	m.setVal(uint64(i), v)
-}
-
-// reserve grows the map, if needed, so that n more keys fit without
-// growing.
-func (m *intMap) reserve(n int) {
-	if (m.n+n)*4 > m.cap()*3 {
-		m.grow(intMapCap(m.n + n))
-	}
 }
 
 func (m *intMap) put(k uint64, v uint32) {
@@ -225,16 +177,16 @@ func (m *intMap) del(k uint64) {
 	m.ctrl[i] = 0 // a slot's key and value count only under a tag
 	// Shrink only large, mostly empty maps, and by enough that a worker
 	// whose cache fills and drains in cycles does not reallocate each time.
-	if m.cap() > max(intMapShrinkAbove, m.floor) && m.n*16 < m.cap() {
-		m.grow(max(m.cap()/4, m.floor))
+	if m.cap() > intMapShrinkAbove && m.n*16 < m.cap() {
+		m.grow(m.cap() / 4)
 	}
 }
 
 // reset empties the map, keeping its memory when it is small.
 func (m *intMap) reset() {
 	m.n, m.hasZ = 0, false
-	if m.cap() > max(intMapShrinkAbove, m.floor) {
-		m.alloc(m.floor)
+	if m.cap() > intMapShrinkAbove {
+		m.alloc(intMapMinCap)
 		return
 	}
 	clear(m.ctrl) // slots count only under a tag
@@ -250,12 +202,4 @@ func (m *intMap) each(f func(k uint64, v uint32)) {
 			f(m.key(uint64(i)), m.val(uint64(i)))
 		}
 	}
-}
-
-// prefetch asks the CPU for the control byte and the key where k is probed
-// first.
-func (m *intMap) prefetch(k uint64) {
-	i := uintptr(m.slot(k))
-	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.ctrl))) + i)
-	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(m.kv))) + i*12)
 }

@@ -77,9 +77,20 @@ func (ln *lane) checkWorker(ws *workerState) {
 			}
 		}
 	}
-	if refs != ws.ext.len() {
-		fail("%d engine ids, %d references", ws.ext.len(), refs)
+	if refs != ws.ids.n {
+		fail("%d engine ids, %d references", ws.ids.n, refs)
 	}
+	if live := len(ws.aliases) - len(ws.freeAliases); !ws.complex && live != 0 {
+		fail("simple worker with %d aliases", live)
+	}
+	ws.eachID(func(k ExternalHash, ni uint32) {
+		if got, ok := ws.getID(k); !ok || got != ni {
+			fail("engine id %x of node %d not found (%d %v)", k, ni, got, ok)
+		}
+		if !ws.node(ni).live() {
+			fail("engine id %x names a free node %d", k, ni)
+		}
+	})
 }
 
 // holds reports whether the entry (pos, seq) of the lane's table holds

@@ -58,7 +58,7 @@ type snapWorker struct {
 // dumpWorker lists ws's nodes, parents first. The caller owns the lane.
 func dumpWorker(ws *workerState) snapWorker {
 	ids := map[uint32][]ExternalHash{}
-	ws.ext.each(func(k uint64, v uint32) { ids[v] = append(ids[v], ExternalHash(k)) })
+	ws.eachID(func(k ExternalHash, v uint32) { ids[v] = append(ids[v], k) })
 	var order []uint32
 	for i := uint32(0); i < ws.n; i++ {
 		if ws.node(i).live() {
@@ -322,10 +322,11 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 		if sn.parent != 0 {
 			parent = idx[sn.parent-1] + 1
 		}
-		i := ws.newNode(node{seq: sn.seq, pos: sn.pos, parent: parent, st: uint32(len(sn.ids))})
+		i := ws.newNode(node{seq: sn.seq, pos: sn.pos, parent: parent})
 		idx[k] = i
 		for _, id := range sn.ids {
-			ws.ext.put(uint64(id), i)
+			ws.addID(id, i)
+			ws.node(i).st++
 		}
 		if len(sn.ids) != 1 {
 			complex = true // a ghost, or several engine ids for one content
@@ -341,7 +342,7 @@ func (ln *lane) restoreWorker(sw snapWorker) error {
 			n.setAttached(true)
 		}
 	}
-	ln.ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))
+	ln.ix.info[ws.slot].blocks.Store(int64(ws.ids.n))
 	if invariants {
 		ln.checkWorker(ws)
 	}

@@ -15,13 +15,15 @@ import "math/bits"
 // The last rule keeps every worker's shared set prefix-closed, which is what
 // lets the jump search skip positions exactly.
 //
-// A node is what the common path needs and no more (24 bytes): the content,
-// the parent (to name a child's position and chain), and the number of
-// children (so removing a leaf, the common eviction, knows it is one). The
+// A node is what the common path needs and no more (32 bytes): the content,
+// its engine id (the worker's id map keeps no keys), the parent (to name a
+// child's position and chain), and the number of children (so removing a
+// leaf, the common eviction, knows it is one). The
 // lists of children that re-attachment walks live apart, in links, and
 // only while the worker is complex.
 type node struct {
 	seq    SeqHash
+	ext    ExternalHash // the first engine id it got (ids.go)
 	pos    uint32
 	parent uint32 // node index + 1; 0 at position 0
 	kids   uint32 // live nodes whose parent this is
@@ -53,7 +55,7 @@ func (n *node) setAttached(a bool) {
 	}
 }
 
-// nodeChunkBits: nodes live in chunks of 1024 (24 KiB), so a growing worker
+// nodeChunkBits: nodes live in chunks of 1024 (32 KiB), so a growing worker
 // never copies its nodes and a node's index stays valid.
 const nodeChunkBits = 10
 
@@ -66,9 +68,17 @@ const nodeChunkBits = 10
 // then on (until Cleared) a content map finds nodes by (position, sequence
 // hash).
 type workerState struct {
-	w       Worker
-	slot    int
-	ext     intMap // external hash → node index
+	w    Worker
+	slot int
+	ids  idMap // engine id → node (ids.go)
+	// aliases are the ids past a content's first; freeAliases, the
+	// unused ones.
+	aliases     []aliasID
+	freeAliases []uint32
+	// batch is the Stored event's blocks while it is validated and
+	// applied: claimed ids are named by their index in it.
+	batch   []Block
+	k0, k1  uint64 // keys of the ids' hash
 	complex bool
 	content intMap // contentKey → node index, while complex
 	chunks  [][]node
@@ -86,7 +96,9 @@ func (ln *lane) newWorker(w Worker, slot int) *workerState {
 	if ln.ix.capacity != nil {
 		hint = ln.ix.capacity(w)
 	}
-	ws.ext.init(ln.ix.k0, ln.ix.k1, hint)
+	ws.k0, ws.k1 = ln.ix.k0, ln.ix.k1|1
+	ws.ids.floor = intMapCap(min(hint, maxHintKeys))
+	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
 		// The hint's nodes in chunks made now; min bounds what a wrong
 		// hint can cost before any block arrives.
@@ -151,7 +163,7 @@ func (ln *lane) makeComplex(ws *workerState) {
 		return
 	}
 	ws.complex = true
-	ws.content.init(ln.ix.k1, ln.ix.k0, 0)
+	ws.content.init(ln.ix.k1, ln.ix.k0)
 	for range len(ws.chunks) - len(ws.links) {
 		ws.links = append(ws.links, make([]nodeLinks, 1<<nodeChunkBits))
 	}
@@ -173,7 +185,7 @@ func (ws *workerState) link(i, parent uint32) {
 	if parent == 0 {
 		return
 	}
-	ws.node(parent - 1).kids++
+	ws.node(parent-1).kids++
 	if ws.complex {
 		ws.listChild(i, parent)
 	}
@@ -196,7 +208,7 @@ func (ws *workerState) unlink(i uint32) {
 	if n.parent == 0 {
 		return
 	}
-	ws.node(n.parent - 1).kids--
+	ws.node(n.parent-1).kids--
 	if !ws.complex {
 		return
 	}
@@ -226,7 +238,7 @@ func (ln *lane) store(ev *Event) error {
 		if ws == nil {
 			return ErrUnknownParent
 		}
-		pi, ok := ws.ext.get(uint64(ev.Parent))
+		pi, ok := ws.getID(ev.Parent)
 		if !ok {
 			return ErrUnknownParent
 		}
@@ -245,10 +257,12 @@ func (ln *lane) store(ev *Event) error {
 	}
 	pending := ln.pending[:len(ev.Blocks)]
 	prefetch := len(ev.Blocks) >= prefetchFrom
-	ws.ext.reserve(len(ev.Blocks))
+	ws.reserveIDs(len(ev.Blocks))
+	ws.batch = ev.Blocks
+	defer func() { ws.batch = nil }() // the caller's: not kept
 	if prefetch && !fresh {
 		for _, b := range ev.Blocks {
-			ws.ext.prefetch(uint64(b.Hash))
+			ws.prefetchID(b.Hash)
 		}
 	}
 	for i, b := range ev.Blocks {
@@ -260,12 +274,13 @@ func (ln *lane) store(ev *Event) error {
 		if prefetch {
 			ln.tab.PrefetchTable(pos+i, uint64(seq))
 		}
-		slot, ni, found := ws.ext.claim(uint64(b.Hash), claimedID)
+		slot, v, found := ws.claimID(b.Hash, i)
 		pending[i] = pendingBlock{seq: seq, slot: slot}
 		if found {
 			// The same engine id twice in one batch, or an id the worker
 			// has for another content.
-			if ni == claimedID || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != seq {
+			ni := ws.idNode(v)
+			if v&idClaim != 0 || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != seq {
 				ln.unclaim(ws, ev.Blocks[:i], pending)
 				return ErrHashConflict
 			}
@@ -291,25 +306,21 @@ func (ln *lane) store(ev *Event) error {
 			continue
 		}
 		stored++
-		ni := ln.storeBlock(ws, uint32(pos+i), p.seq, parent, p.slot)
+		ni := ln.storeBlock(ws, ev.Blocks[i].Hash, uint32(pos+i), p.seq, parent, p.slot)
 		parent = ni + 1
 	}
 	ln.counters.Add(CounterBlocksStored, uint64(stored))
 	ln.counters.Add(CounterBlocksDuplicate, uint64(len(ev.Blocks)-stored))
-	ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))
+	ix.info[ws.slot].blocks.Store(int64(ws.ids.n))
 	return nil
 }
-
-// claimedID marks an engine id's slot that validation claimed for a block
-// of the batch: no node has this index (a worker would need 2^32 nodes).
-const claimedID = ^uint32(0)
 
 // unclaim gives back the engine ids that validation claimed for blocks
 // (the batch's first ones), when it rejects the batch.
 func (ln *lane) unclaim(ws *workerState, blocks []Block, pending []pendingBlock) {
 	for i, b := range blocks {
 		if !pending[i].dup {
-			ws.ext.del(uint64(b.Hash))
+			ws.dropID(b.Hash)
 		}
 	}
 }
@@ -331,15 +342,16 @@ func (ln *lane) prefetch(pos int, pending []pendingBlock) {
 	}
 }
 
-// storeBlock adds the engine id claimed at slot of the worker's map for the
+// storeBlock adds engine id k, claimed at slot of the worker's map, for the
 // content (pos, seq) under node parent-1 and returns the content's node.
-func (ln *lane) storeBlock(ws *workerState, pos uint32, seq SeqHash, parent uint32, slot int) uint32 {
+func (ln *lane) storeBlock(ws *workerState, k ExternalHash, pos uint32, seq SeqHash, parent uint32, slot int) uint32 {
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
 		if !ln.attach(int(pos), seq, ws.slot) {
-			ni := ws.newNode(node{seq: seq, pos: pos, parent: parent, st: 1 | nodeAttached})
-			ws.ext.setAt(slot, ni)
+			// A new node: the id is its own.
+			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeAttached})
+			ws.setSlot(slot, ni)
 			return ni
 		}
 		// A second engine id for content the worker holds.
@@ -351,7 +363,7 @@ func (ln *lane) storeBlock(ws *workerState, pos uint32, seq SeqHash, parent uint
 		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
 		ws.content.put(key, ni)
 	}
-	ws.ext.setAt(slot, ni)
+	ws.setID(slot, k, ni)
 	n := ws.node(ni)
 	n.st++ // one more ref
 	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
@@ -409,11 +421,10 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 	removed := 0
 	for _, h := range hashes {
-		ni, ok := ws.ext.get(uint64(h))
+		ni, ok := ws.dropID(h)
 		if !ok {
 			continue
 		}
-		ws.ext.del(uint64(h))
 		removed++
 		n := ws.node(ni)
 		n.st-- // one ref fewer
@@ -432,7 +443,7 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 	}
 	ln.counters.Add(CounterBlocksRemoved, uint64(removed))
 	ln.counters.Add(CounterRemovesUnknown, uint64(len(hashes)-removed))
-	ln.ix.info[ws.slot].blocks.Store(int64(ws.ext.len()))
+	ln.ix.info[ws.slot].blocks.Store(int64(ws.ids.n))
 }
 
 // collect frees node i and then its ancestors while they are ghosts with no
@@ -472,7 +483,7 @@ func (ln *lane) clear(ws *workerState) {
 	if keep := max(4, ws.hintChunks); len(ws.chunks) > keep {
 		ws.chunks = ws.chunks[:keep]
 	}
-	ws.ext.reset()
+	ws.resetIDs()
 	ws.complex = false
 	ws.content = intMap{}
 	ws.links = nil

@@ -1,0 +1,117 @@
+package flash
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// A worker's id map against a Go map, through what the write path does:
+// batches of claims (some given back, as a rejected batch's are), ids set
+// as a node's own or as aliases, removals, id 0, growth and shrinking; in a
+// well-spread and in a degenerate (one cluster) hash.
+func TestIDMap_RandomOps(t *testing.T) {
+	for _, degenerate := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(11, 12))
+		ws := &workerState{k0: r.Uint64(), k1: r.Uint64() | 1}
+		if degenerate {
+			ws.k1 = 0
+		}
+		ws.ids.floor = intMapCap(0)
+		ws.ids.alloc(ws.ids.floor)
+		ref := map[ExternalHash]uint32{}
+		var nodes []uint32 // live nodes
+		for step := 0; step < 4000; step++ {
+			switch op := r.IntN(10); {
+			case op < 5: // a batch
+				n := 1 + r.IntN(60)
+				ws.reserveIDs(n)
+				batch := make([]Block, n)
+				for i := range batch {
+					batch[i].Hash = ExternalHash(r.Uint64() >> r.IntN(64)) // 0 too
+				}
+				ws.batch = batch
+				var slots []int
+				var fresh []int
+				for i, b := range batch {
+					slot, v, found := ws.claimID(b.Hash, i)
+					want, in := ref[b.Hash]
+					claimed := false
+					for _, j := range fresh {
+						claimed = claimed || batch[j].Hash == b.Hash
+					}
+					switch {
+					case claimed:
+						if !found || v&idClaim == 0 {
+							t.Fatalf("step %d: a repeat in the batch: %x %v", step, v, found)
+						}
+					case in:
+						if !found || ws.idNode(v) != want {
+							t.Fatalf("step %d: claim of a held id: node %d %v, want %d", step, ws.idNode(v), found, want)
+						}
+					case found:
+						t.Fatalf("step %d: claim finds an id never set", step)
+					default:
+						slots, fresh = append(slots, slot), append(fresh, i)
+					}
+				}
+				if r.IntN(4) == 0 {
+					for _, i := range fresh {
+						if _, ok := ws.dropID(batch[i].Hash); !ok {
+							t.Fatalf("step %d: a claim could not be given back", step)
+						}
+					}
+				} else {
+					for k, i := range fresh {
+						var ni uint32
+						if len(nodes) > 0 && r.IntN(3) == 0 {
+							ni = nodes[r.IntN(len(nodes))]
+						} else {
+							ni = ws.newNode(node{pos: uint32(step)})
+							nodes = append(nodes, ni)
+						}
+						ws.setID(slots[k], batch[i].Hash, ni)
+						ws.node(ni).st++
+						ref[batch[i].Hash] = ni
+					}
+				}
+				ws.batch = nil
+			case op < 9: // removals
+				for range r.IntN(40) {
+					for k := range ref {
+						ni, ok := ws.dropID(k)
+						if !ok || ni != ref[k] {
+							t.Fatalf("step %d: dropID(%x) = %d %v, want %d", step, k, ni, ok, ref[k])
+						}
+						ws.node(ni).st--
+						delete(ref, k)
+						break
+					}
+				}
+			default:
+				if _, ok := ws.dropID(ExternalHash(r.Uint64())); ok {
+					t.Fatalf("step %d: dropped an id never set", step)
+				}
+			}
+			if ws.ids.n != len(ref) || ws.ids.n*4 > len(ws.ids.ctrl)*3 {
+				t.Fatalf("step %d: %d ids in %d slots, want %d", step, ws.ids.n, len(ws.ids.ctrl), len(ref))
+			}
+			if step%200 == 0 {
+				seen := 0
+				ws.eachID(func(k ExternalHash, ni uint32) {
+					seen++
+					if ref[k] != ni {
+						t.Fatalf("step %d: eachID gives %x → %d, want %d", step, k, ni, ref[k])
+					}
+				})
+				for k, want := range ref {
+					if got, ok := ws.getID(k); !ok || got != want {
+						t.Fatalf("step %d: getID(%x) = %d %v, want %d", step, k, got, ok, want)
+					}
+				}
+				if seen != len(ref) {
+					t.Fatalf("step %d: eachID gives %d ids, want %d", step, seen, len(ref))
+				}
+			}
+		}
+	}
+}
