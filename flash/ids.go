@@ -30,11 +30,11 @@ type idMap struct {
 	floor int // the table never shrinks below this many slots
 }
 
+// The value's two top bits say what it names; a node index is below 2^30
+// (a worker with that many nodes would hold 32 GiB of them).
 const (
 	idAlias = 1 << 31
 	idClaim = 1 << 30
-	// maxNodes bounds a worker's nodes so that a node index is a value.
-	maxNodes = idClaim
 )
 
 // aliasID is a second (third, …) engine id of one content.

@@ -4,6 +4,9 @@ package flash
 
 import (
 	"fmt"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
 )
 
 // invariants is true in builds with -tags flash_invariants: every applied
@@ -20,11 +23,12 @@ func (ln *lane) checkWorker(ws *workerState) {
 		panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...))
 	}
 	refs := 0
-	kids := ln.checkKids[:0]
+	// Child counts, in the subtree walks' scratch (no walk runs now).
+	kids := ln.stack[:0]
 	for range ws.n {
 		kids = append(kids, 0)
 	}
-	ln.checkKids = kids
+	ln.stack = kids
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.live() && n.parent != 0 {
 			kids[n.parent-1]++
@@ -96,5 +100,14 @@ func (ln *lane) checkWorker(ws *workerState) {
 // holds reports whether the entry (pos, seq) of the lane's table holds
 // worker slot w (for the invariant checks).
 func (ln *lane) holds(pos int, seq SeqHash, w int) bool {
-	return ln.ix.entryHolds(ln.ix.findEntry(ln.tab, pos, seq), seq, w)
+	ix := ln.ix
+	e := ix.findEntry(ln.tab, pos, seq)
+	if e == 0 {
+		return false
+	}
+	if ix.inline {
+		return uint64(e)&(1<<w) != 0
+	}
+	s := ix.ar.Slot(e.handle().Ref())
+	return arena.Current(s, e.handle()) && arena.Seq(s) == uint64(seq) && bitset.AtomicTest(arena.Bits(s), w)
 }

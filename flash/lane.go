@@ -20,17 +20,16 @@ func planCPUs(n int) []int { return affinity.Plan(n) }
 // lane is one writer: the private state of the workers it owns, its arena
 // allocator, its counters, and (with writer goroutines) its event queue.
 type lane struct {
-	ix        *Indexer
-	id        int
-	alloc     *arena.Allocator
-	tab       *shardmap.Map // the shared table it writes: the index's, or its own
-	excl      bool          // no other lane writes tab: no shard locks
-	workers   map[Worker]*workerState
-	counters  Counters
-	pending   []pendingBlock    // scratch: one event's validated blocks
-	stack     []uint32          // scratch: subtree walks
-	checkKids []uint32          // scratch: the invariant checks' child counts
-	nextID    map[Worker]uint64 // event id tracking: the id expected next
+	ix       *Indexer
+	id       int
+	alloc    *arena.Allocator
+	tab      *shardmap.Map // the shared table it writes: the index's, or its own
+	excl     bool          // no other lane writes tab: no shard locks
+	workers  map[Worker]*workerState
+	counters Counters
+	pending  []pendingBlock    // scratch: one event's validated blocks
+	stack    []uint32          // scratch: subtree walks
+	nextID   map[Worker]uint64 // event id tracking: the id expected next
 
 	mu sync.Mutex // the queue; in synchronous mode, the whole lane
 	// ring holds queued items; [head, tail) are waiting or being applied.

@@ -78,19 +78,6 @@ func (ix *Indexer) readEntry(e seqEntry, mask, out []uint64, maskCount int) (int
 	return c, arena.Version(s) == v
 }
 
-// entryHolds reports whether entry e (found by findEntry) holds worker slot
-// w and is the entry of seq (for the invariant checks).
-func (ix *Indexer) entryHolds(e seqEntry, seq SeqHash, w int) bool {
-	if e == 0 {
-		return false
-	}
-	if ix.inline {
-		return uint64(e)&(1<<w) != 0
-	}
-	s := ix.ar.Slot(e.handle().Ref())
-	return arena.Current(s, e.handle()) && arena.Seq(s) == uint64(seq) && bitset.AtomicTest(arena.Bits(s), w)
-}
-
 // lock opens the shard of (pos, seq) in the lane's table for writing, into
 // *l.
 func (ln *lane) lock(l *shardmap.Locked, pos int, seq SeqHash) {
