@@ -1,6 +1,8 @@
 package flash_test
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -116,4 +118,25 @@ func BenchmarkTokenHasher_Query(b *testing.B) {
 		h.Query(&q, tokens)
 	}
 	b.ReportMetric(float64(b.N)*1024/b.Elapsed().Seconds(), "blocks/s")
+}
+
+// Chain is XXH3-64 with Seed of the 16 bytes le64(prev) ‖ le64(local), as
+// the library computes it, for any input.
+func TestChain_IsXXH3(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for i := 0; i < 100000; i++ {
+		prev, local := r.Uint64(), r.Uint64()
+		switch i {
+		case 0:
+			prev, local = 0, 0
+		case 1:
+			prev, local = ^uint64(0), ^uint64(0)
+		}
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:8], prev)
+		binary.LittleEndian.PutUint64(b[8:], local)
+		if got, want := flash.Chain(flash.SeqHash(prev), flash.LocalHash(local)), xxh3.HashSeed(b[:], flash.Seed); uint64(got) != want {
+			t.Fatalf("Chain(%#x, %#x) = %#x, XXH3 %#x", prev, local, got, want)
+		}
+	}
 }
