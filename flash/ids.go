@@ -37,11 +37,14 @@ const (
 	idClaim = 1 << 30
 )
 
-// aliasID is a second (third, …) engine id of one content.
+// aliasID is a second (third, …) engine id of one content; node is
+// freeAlias while it is unused.
 type aliasID struct {
 	ext  ExternalHash
 	node uint32
 }
+
+const freeAlias = ^uint32(0)
 
 func (m *idMap) alloc(c int) {
 	mem := make([]uint32, c+c/4)
@@ -133,6 +136,7 @@ func (ws *workerState) setID(slot int, k ExternalHash, ni uint32) {
 	v := ni
 	if n := ws.node(ni); n.refs() == 0 {
 		n.ext = k
+		n.st |= nodeOwnID
 	} else {
 		var j uint32
 		if f := len(ws.freeAliases); f > 0 {
@@ -195,10 +199,13 @@ func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
 	}
 	ni := ws.idNode(v)
 	if v&idAlias != 0 {
+		ws.aliases[v&^idAlias].node = freeAlias
 		ws.freeAliases = append(ws.freeAliases, v&^idAlias)
 		if len(ws.freeAliases) == len(ws.aliases) {
 			ws.aliases, ws.freeAliases = ws.aliases[:0], ws.freeAliases[:0]
 		}
+	} else {
+		ws.node(ni).st &^= nodeOwnID
 	}
 	return ni, true
 }
@@ -215,7 +222,7 @@ func (ws *workerState) idDelete(i uint64) {
 		}
 	}
 	m.ctrl[i] = 0
-	if c := len(m.ctrl); c > max(intMapShrinkAbove, m.floor) && m.n*16 < c {
+	if c := len(m.ctrl); c > max(intMapShrinkAbove, m.floor) && m.n*16 < c && ws.batch == nil {
 		ws.idGrow(max(c/4, m.floor))
 	}
 }
@@ -228,21 +235,42 @@ func (ws *workerState) reserveIDs(n int) {
 	}
 }
 
+// idGrow moves the map to a table of c slots. It walks the nodes and the
+// aliases in order, not the old table: the table names a node by index, so
+// the old table's order would read the nodes' ids in random order, a cache
+// miss each, where the nodes' order reads them as a stream. No block is
+// claimed while it runs: claims are made after reserveIDs, and the map
+// does not shrink while a batch holds claims.
 func (ws *workerState) idGrow(c int) {
-	old := ws.ids
-	ws.ids.alloc(c)
 	m := &ws.ids
-	for i, tag := range old.ctrl {
-		if tag == 0 {
-			continue
+	m.alloc(c)
+	for ci, chunk := range ws.chunks {
+		base := uint32(ci) << nodeChunkBits
+		for k := range chunk {
+			if i := base + uint32(k); i < ws.n && chunk[k].st&nodeOwnID != 0 {
+				ws.idPlace(uint64(chunk[k].ext), i)
+			}
 		}
-		v := old.vals[i]
-		j := ws.idHash(ws.idKey(v)) & m.mask
-		for m.ctrl[j] != 0 {
-			j = (j + 1) & m.mask
-		}
-		m.ctrl[j], m.vals[j] = tag, v
 	}
+	for j, a := range ws.aliases {
+		if a.node != freeAlias {
+			ws.idPlace(uint64(a.ext), idAlias|uint32(j))
+		}
+	}
+}
+
+// idPlace puts value v of id k (not 0, absent) in the table.
+func (ws *workerState) idPlace(k uint64, v uint32) {
+	if k == 0 {
+		return // id 0 lives outside the table
+	}
+	m := &ws.ids
+	h := ws.idHash(k)
+	j := h & m.mask
+	for m.ctrl[j] != 0 {
+		j = (j + 1) & m.mask
+	}
+	m.ctrl[j], m.vals[j] = tagOf(h), v
 }
 
 // resetIDs empties the map, keeping its memory when it is small.

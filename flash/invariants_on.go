@@ -22,7 +22,7 @@ func (ln *lane) checkWorker(ws *workerState) {
 	fail := func(f string, a ...any) {
 		panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...))
 	}
-	refs := 0
+	refs, owned := 0, 0
 	// Child counts, in the subtree walks' scratch (no walk runs now).
 	kids := ln.stack[:0]
 	for range ws.n {
@@ -40,6 +40,12 @@ func (ln *lane) checkWorker(ws *workerState) {
 			continue
 		}
 		refs += int(n.refs())
+		if n.st&nodeOwnID != 0 {
+			owned++
+			if got, ok := ws.getID(n.ext); !ok || got != i {
+				fail("node %d: its own id %x finds node %d (%v)", i, n.ext, got, ok)
+			}
+		}
 		if n.refs() == 0 && n.kids == 0 {
 			fail("node %d is a ghost without children", i)
 		}
@@ -84,8 +90,12 @@ func (ln *lane) checkWorker(ws *workerState) {
 	if refs != ws.ids.n {
 		fail("%d engine ids, %d references", ws.ids.n, refs)
 	}
-	if live := len(ws.aliases) - len(ws.freeAliases); !ws.complex && live != 0 {
+	live := len(ws.aliases) - len(ws.freeAliases)
+	if !ws.complex && live != 0 {
 		fail("simple worker with %d aliases", live)
+	}
+	if owned+live != ws.ids.n {
+		fail("%d own ids and %d aliases, %d ids", owned, live, ws.ids.n)
 	}
 	ws.eachID(func(k ExternalHash, ni uint32) {
 		if got, ok := ws.getID(k); !ok || got != ni {

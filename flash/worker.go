@@ -27,7 +27,7 @@ type node struct {
 	pos    uint32
 	parent uint32 // node index + 1; 0 at position 0
 	kids   uint32 // live nodes whose parent this is
-	st     uint32 // refs in the low bits, nodeLive, nodeAttached
+	st     uint32 // refs in the low bits, nodeOwnID, nodeLive, nodeAttached
 }
 
 // nodeLinks are a node's place in its parent's list of children: first
@@ -36,12 +36,13 @@ type nodeLinks struct {
 	child, next, prev uint32
 }
 
-// A node's st word: its refs (engine ids naming the content; 2^30 of them
-// would take more memory than any machine has) and two flags.
+// A node's st word: its refs (engine ids naming the content; 2^29 of them
+// would take more memory than any machine has) and three flags.
 const (
+	nodeOwnID    = 1 << 29 // ext is one of its ids (ids.go)
 	nodeLive     = 1 << 30 // in use (not on the free list)
 	nodeAttached = 1 << 31 // the worker's bit is set in the shared entry
-	nodeRefs     = nodeLive - 1
+	nodeRefs     = nodeOwnID - 1
 )
 
 func (n *node) refs() uint32   { return n.st & nodeRefs }
@@ -350,7 +351,7 @@ func (ln *lane) storeBlock(ws *workerState, k ExternalHash, pos uint32, seq SeqH
 		// entry's bit says whether the worker holds this content already.
 		if !ln.attach(int(pos), seq, ws.slot) {
 			// A new node: the id is its own.
-			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeAttached})
+			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeOwnID | nodeAttached})
 			ws.setSlot(slot, ni)
 			return ni
 		}
