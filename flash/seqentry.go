@@ -91,6 +91,9 @@ func (ln *lane) lock(l *shardmap.Locked, pos int, seq SeqHash) {
 // attach sets worker slot w in the entry (pos, seq), creating the entry if
 // needed, and reports whether the bit was set already.
 func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
+	if ln.excl && ln.ix.inline {
+		return ln.tab.ExclusiveOr(pos, uint64(seq), 1<<w)&(1<<w) != 0
+	}
 	var l shardmap.Locked
 	ln.lock(&l, pos, seq)
 	e := seqEntry(l.Get())

@@ -429,6 +429,50 @@ func (m *Map) ExclusiveInto(l *Locked, pos int, key uint64) {
 	*l = Locked{m: m, lv: lv, tab: tab, key: key, h: h}
 }
 
+// ExclusiveOr sets the bits of mask in the value of key at pos, inserting
+// the key with value mask when it is absent or deleted, and returns the
+// value before (0: absent). It is Exclusive, Get, Put(old|mask) and Unlock
+// in one call, for a map with a single writer (the caller guarantees it,
+// as for Exclusive; readers may run): the common case, a table with room,
+// is one probe and at most two stores, with no Locked to fill. mask must
+// not be 0.
+func (m *Map) ExclusiveOr(pos int, key, mask uint64) uint64 {
+	h := m.hash(key)
+	var tab *atomic.Pointer[table]
+	if uint(pos) < hotPositions {
+		if d := m.dir.Load(); pos >= len(d.levels) {
+			m.level(pos) // the level must exist for later Lock and Stats calls
+		}
+		tab = m.hotTab(pos, h)
+	} else {
+		tab = m.shardOf(m.level(pos), h).tab
+	}
+	if t := tab.Load(); t != nil && key != 0 {
+		i, ok := t.find(key, h)
+		switch {
+		case ok:
+			old := atomic.LoadUint64(t.val(i))
+			if old|mask != old {
+				publish(t.val(i), old|mask)
+				t.live += b2i(old == 0)
+			}
+			return old
+		case (t.used+1)*4 <= t.capacity()*3:
+			initWord(t.val(i), mask)
+			publish(t.key(i), key) // the value is in place first
+			t.used++
+			t.live++
+			return 0
+		}
+	}
+	var l Locked
+	m.ExclusiveInto(&l, pos, key)
+	old := l.Get()
+	l.Put(old | mask)
+	l.Unlock()
+	return old
+}
+
 // Unlock releases the shard.
 func (l Locked) Unlock() {
 	if l.mu != nil {

@@ -459,3 +459,77 @@ func TestMap_ConcurrentDeepRelease(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+// ExclusiveOr against a Go map: ORs into present, absent, deleted and zero
+// keys, at hot and deep positions, mixed with Put deletes and growth; it
+// returns the value before and leaves the value ORed.
+func TestMap_ExclusiveOr(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	m := shardmap.New(shardmap.WithShardBits(0))
+	ref := map[pk]uint64{}
+	positions := []int{0, 1, 1023, 1024, 1500}
+	for step := 0; step < 60000; step++ {
+		k := pk{positions[r.IntN(len(positions))], uint64(r.IntN(3000))}
+		if r.IntN(5) == 0 {
+			l := m.Exclusive(k.pos, k.key)
+			l.Put(0)
+			l.Unlock()
+			delete(ref, k)
+			continue
+		}
+		mask := uint64(1) << r.IntN(64)
+		if got, want := m.ExclusiveOr(k.pos, k.key, mask), ref[k]; got != want {
+			t.Fatalf("step %d: ExclusiveOr(%d, %d) = %x, want %x", step, k.pos, k.key, got, want)
+		}
+		ref[k] |= mask
+		if step%1000 == 0 {
+			for k, v := range ref {
+				if got := m.Get(k.pos, k.key); got != v {
+					t.Fatalf("step %d: Get(%d, %d) = %x, want %x", step, k.pos, k.key, got, v)
+				}
+			}
+			if st := m.Stats(); st.Keys != len(ref) {
+				t.Fatalf("step %d: %d live keys, want %d", step, st.Keys, len(ref))
+			}
+		}
+	}
+}
+
+// Readers running beside a single writer that ORs bits into keys (growing
+// the tables as it goes) see each key's value only gain bits, and every
+// value they see is one the writer wrote.
+func TestMap_ExclusiveOrConcurrentReaders(t *testing.T) {
+	m := shardmap.New(shardmap.WithShardBits(0))
+	const keys, rounds = 2000, 8
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for rd := 0; rd < 2; rd++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := make([]uint64, keys)
+			for !done.Load() {
+				for k := range keys {
+					v := m.Get(k%3, uint64(k)+1)
+					if v&^(1<<rounds-1) != 0 || v&seen[k] != seen[k] {
+						t.Errorf("key %d: %b after %b", k, v, seen[k])
+						return
+					}
+					seen[k] = v
+				}
+			}
+		}()
+	}
+	for b := range rounds {
+		for k := range keys {
+			m.ExclusiveOr(k%3, uint64(k)+1, 1<<b)
+		}
+	}
+	done.Store(true)
+	wg.Wait()
+	for k := range keys {
+		if v := m.Get(k%3, uint64(k)+1); v != 1<<rounds-1 {
+			t.Fatalf("key %d: %b", k, v)
+		}
+	}
+}
