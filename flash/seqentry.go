@@ -91,8 +91,23 @@ func (ln *lane) lock(l *shardmap.Locked, pos int, seq SeqHash) {
 // attach sets worker slot w in the entry (pos, seq), creating the entry if
 // needed, and reports whether the bit was set already.
 func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
-	if ln.excl && ln.ix.inline {
-		return ln.tab.ExclusiveOr(pos, uint64(seq), 1<<w)&(1<<w) != 0
+	if ln.excl {
+		if ln.ix.inline {
+			return ln.tab.ExclusiveOr(pos, uint64(seq), 1<<w)&(1<<w) != 0
+		}
+		// The lane alone writes the table: a lookup needs no lock, and a
+		// new entry goes in with ExclusiveOr (into an absent or deleted
+		// key, so its value becomes the handle).
+		if e := seqEntry(ln.tab.Get(pos, uint64(seq))); e != 0 {
+			b := arena.Bits(ln.ix.ar.Slot(e.handle().Ref()))
+			had = bitset.AtomicTest(b, w)
+			if !had {
+				bitset.AtomicSet(b, w)
+			}
+			return had
+		}
+		ln.tab.ExclusiveOr(pos, uint64(seq), uint64(ln.alloc.AllocWith(uint64(seq), w)))
+		return false
 	}
 	var l shardmap.Locked
 	ln.lock(&l, pos, seq)
