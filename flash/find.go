@@ -180,7 +180,11 @@ func (f *finder) emit(s []uint64, depth int) {
 	}
 	ms = ms[:cap(ms)]
 	tokens := depth * ix.cfg.BlockSize
-	careful := f.careful
+	if f.careful {
+		n = f.emitCareful(s, ms, n, depth, tokens)
+		f.dst.Matches = ms[:n]
+		return
+	}
 	// Word by word, clearing the lowest bit: the loop carries one AND, not
 	// a search from the last index.
 	for wi, word := range s {
@@ -192,21 +196,40 @@ func (f *finder) emit(s []uint64, depth int) {
 				continue
 			}
 			m := &ms[n]
-			if careful {
-				if !f.owned(in, &ix.since[i], m) {
-					continue
-				}
-			} else {
-				m.Worker.ID = in.id.Load()
-				m.Worker.DPRank = in.rank.Load()
-				m.Blocks = int(in.blocks.Load())
+			m.Worker.ID = in.id.Load()
+			m.Worker.DPRank = in.rank.Load()
+			m.Depth = depth
+			m.Tokens = tokens
+			m.Blocks = int(in.blocks.Load())
+			n++
+		}
+	}
+	f.dst.Matches = ms[:n]
+}
+
+// emitCareful is emit's loop once a slot changed hands during the search:
+// each slot's worker is checked with owned. It fills ms from n and returns
+// the new length.
+func (f *finder) emitCareful(s []uint64, ms []Match, n, depth, tokens int) int {
+	ix := f.ix
+	for wi, word := range s {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			in := &ix.info[i]
+			if !in.live.Load() || n >= len(ms) {
+				continue
+			}
+			m := &ms[n]
+			if !f.owned(in, &ix.since[i], m) {
+				continue
 			}
 			m.Depth = depth
 			m.Tokens = tokens
 			n++
 		}
 	}
-	f.dst.Matches = ms[:n]
+	return n
 }
 
 // owned writes the identity of slot in's worker into m and reports whether
