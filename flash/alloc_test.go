@@ -1,6 +1,7 @@
 package flash_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -87,4 +88,54 @@ func TestFlash_ApplyZeroAllocsWriters(t *testing.T) {
 	ix := flash.New(flash.WithWriters(1), flash.WithQueueSize(16))
 	defer ix.Close()
 	steadyEvents(ix, t)
+}
+
+// With a capacity hint a worker's private state is made for its cache when
+// it is first seen: filling it allocates nothing more. The shared entries
+// exist already (another worker holds the chain), so what the fill could
+// allocate is the worker's own growth; without the hint it does grow.
+func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
+	const n, batch = 8192, 64
+	p := flashtest.Seqs(7, n)
+	fill := func(ix *flash.Indexer, w flash.Worker) uint64 {
+		var evs []flash.Event
+		for from := 0; from < n; from += batch {
+			evs = append(evs, p.StoreEvent(w, from, from+batch, 0))
+		}
+		// The first event makes the worker's state; count the rest.
+		if err := ix.Apply(evs[0]); err != nil {
+			t.Fatal(err)
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		for _, ev := range evs[1:] {
+			if err := ix.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&ms)
+		return ms.Mallocs - before
+	}
+	for _, hinted := range []bool{true, false} {
+		opts := []flash.Option{flash.WithWriters(0), flash.WithMaxWorkers(64)}
+		if hinted {
+			opts = append(opts, flash.WithWorkerCapacityOf(func(w flash.Worker) int {
+				return map[uint64]int{1: n, 2: n}[w.ID]
+			}))
+		}
+		ix := flash.New(opts...)
+		fill(ix, flash.Worker{ID: 9}) // the shared entries, and the lane's scratch
+		got := fill(ix, flash.Worker{ID: 1})
+		if hinted && got != 0 {
+			t.Errorf("with a hint: %d allocations filling the worker", got)
+		}
+		if !hinted && got == 0 {
+			t.Errorf("without a hint the fill allocated nothing: the test measures nothing")
+		}
+		if b := ix.BlockCount(flash.Worker{ID: 1}); b != n {
+			t.Errorf("hinted=%v: %d blocks, want %d", hinted, b, n)
+		}
+		ix.Close()
+	}
 }

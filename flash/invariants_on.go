@@ -4,6 +4,7 @@ package flash
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
@@ -23,12 +24,9 @@ func (ln *lane) checkWorker(ws *workerState) {
 		panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...))
 	}
 	refs, owned := 0, 0
-	// Child counts, in the subtree walks' scratch (no walk runs now).
-	kids := ln.stack[:0]
-	for range ws.n {
-		kids = append(kids, 0)
-	}
-	ln.stack = kids
+	kids := slices.Grow(ln.checkKids[:0], int(ws.n))[:ws.n]
+	clear(kids)
+	ln.checkKids = kids
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.live() && n.parent != 0 {
 			kids[n.parent-1]++
@@ -97,14 +95,22 @@ func (ln *lane) checkWorker(ws *workerState) {
 	if owned+live != ws.ids.n {
 		fail("%d own ids and %d aliases, %d ids", owned, live, ws.ids.n)
 	}
-	ws.eachID(func(k ExternalHash, ni uint32) {
+	// Every id finds its node, which is live (a loop over the slots, not
+	// eachID: a closure would allocate, and the allocation tests run
+	// under this build too).
+	for i, tag := range ws.ids.ctrl {
+		if tag == 0 {
+			continue
+		}
+		v := ws.ids.vals[i]
+		k, ni := ExternalHash(ws.idKey(v)), ws.idNode(v)
 		if got, ok := ws.getID(k); !ok || got != ni {
 			fail("engine id %x of node %d not found (%d %v)", k, ni, got, ok)
 		}
 		if !ws.node(ni).live() {
 			fail("engine id %x names a free node %d", k, ni)
 		}
-	})
+	}
 }
 
 // holds reports whether the entry (pos, seq) of the lane's table holds

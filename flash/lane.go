@@ -30,6 +30,9 @@ type lane struct {
 	pending  []pendingBlock    // scratch: one event's validated blocks
 	stack    []uint32          // scratch: subtree walks
 	nextID   map[Worker]uint64 // event id tracking: the id expected next
+	// checkKids is the invariant checks' scratch (flash_invariants builds
+	// only; nil otherwise).
+	checkKids []uint32
 
 	mu sync.Mutex // the queue; in synchronous mode, the whole lane
 	// ring holds queued items; [head, tail) are waiting or being applied.
@@ -284,6 +287,7 @@ const keepScratch = 4096
 // trimScratch releases scratch buffers that one large event grew.
 func (ln *lane) trimScratch() {
 	ln.pending, ln.stack = shed(ln.pending, keepScratch), shed(ln.stack, keepScratch)
+	ln.checkKids = shed(ln.checkKids, 1<<20)
 }
 
 // trackID checks ev's id against its worker's sequence.
