@@ -1,8 +1,8 @@
 package flash
 
 import (
-	"math/bits"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/zeebo/xxh3"
