@@ -89,8 +89,9 @@ func liveHeap() uint64 {
 // BenchmarkStore builds the trace's index from empty, or with every worker's
 // map presized for the most blocks a worker holds (hint=yes): block-ops/s
 // (blocks in events per second), live heap per (block, worker) pair after a
-// collection, and allocations per event (those of filling an empty index:
-// making it is outside the timer and the count).
+// collection (and for Flash, by part: Indexer.Memory), and allocations per
+// event (those of filling an empty index: making it is outside the timer
+// and the count).
 func BenchmarkStore(b *testing.B) {
 	for _, w := range []int{16, 96, 256} {
 		for _, ev := range []string{"full", "delta"} {
@@ -106,6 +107,10 @@ func BenchmarkStore(b *testing.B) {
 						before := liveHeap()
 						v := s.build(wl, hint)
 						live := liveHeap() - before
+						var parts flash.Memory
+						if ix, ok := v.(*flash.Indexer); ok {
+							parts = ix.Memory()
+						}
 						s.close(v)
 						v = nil
 
@@ -127,6 +132,12 @@ func BenchmarkStore(b *testing.B) {
 						}
 						b.ReportMetric(float64(b.N*wl.Blocks)/b.Elapsed().Seconds(), "block-ops/s")
 						b.ReportMetric(float64(live)/float64(wl.Pairs), "B/pair")
+						if parts.Total() > 0 { // Flash's parts, from Indexer.Memory
+							per := func(n int) float64 { return float64(n) / float64(wl.Pairs) }
+							b.ReportMetric(per(parts.Tables+parts.Entries), "B/pair-shared")
+							b.ReportMetric(per(parts.Nodes), "B/pair-nodes")
+							b.ReportMetric(per(parts.IDs+parts.Content), "B/pair-ids")
+						}
 						b.ReportMetric(float64(mallocs)/float64(b.N*len(wl.Events)), "allocs/event")
 					})
 				}

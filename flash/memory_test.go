@@ -1,0 +1,54 @@
+package flash_test
+
+import (
+	"testing"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+// Memory counts what the index holds: shared entries, nodes (ghosts
+// included) and engine ids, and bytes for each part at least what those
+// counts take; wide worker sets have arena entries, one-word sets none.
+func TestFlash_MemoryParts(t *testing.T) {
+	for _, workers := range []int{64, 256} {
+		ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(workers))
+		p := flashtest.Seqs(1, 100)
+		q := flashtest.Seqs(2, 50)
+		_ = ix.Apply(p.StoreEvent(flash.Worker{ID: 1}, 0, 100, 0))
+		_ = ix.Apply(p.StoreEvent(flash.Worker{ID: 2}, 0, 40, 0))
+		_ = ix.Apply(q.StoreEvent(flash.Worker{ID: 2}, 0, 50, 0))
+		// A removal in the middle leaves a ghost: worker 2 turns complex.
+		_ = ix.Apply(flash.RemovedEvent(flash.Worker{ID: 2}, p.Hash(10, 0)))
+		m := ix.Memory()
+		if m.Keys != 150 || m.NodeCount != 190 || m.IDCount != 189 {
+			t.Fatalf("workers %d: %d keys, %d nodes, %d ids; want 150, 190, 189", workers, m.Keys, m.NodeCount, m.IDCount)
+		}
+		if m.Tables < 16*m.Keys || m.Nodes < 32*m.NodeCount || m.IDs < 5*m.IDCount || m.Content < 13*m.NodeCount/2 {
+			t.Fatalf("workers %d: parts smaller than their contents: %+v", workers, m)
+		}
+		if (m.Entries == 0) != (workers <= 64) {
+			t.Fatalf("workers %d: %d bytes of arena entries", workers, m.Entries)
+		}
+		if m.Total() != m.Tables+m.Entries+m.Nodes+m.IDs+m.Content {
+			t.Fatalf("Total %d of %+v", m.Total(), m)
+		}
+		ix.Close()
+	}
+}
+
+// A worker of a few blocks keeps a few nodes: its first chunk starts at 64
+// nodes and doubles as it fills (was a whole chunk, 1,024 nodes, at once).
+func TestFlash_SmallWorkerSmallNodes(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64))
+	defer ix.Close()
+	p := flashtest.Seqs(3, 100)
+	_ = ix.Apply(p.StoreEvent(flash.Worker{ID: 1}, 0, 10, 0))
+	if m := ix.Memory(); m.Nodes != 64*32 {
+		t.Fatalf("10 blocks: %d bytes of nodes, want %d", m.Nodes, 64*32)
+	}
+	_ = ix.Apply(p.StoreEvent(flash.Worker{ID: 1}, 10, 100, 0))
+	if m := ix.Memory(); m.Nodes != 128*32 || m.NodeCount != 100 {
+		t.Fatalf("100 blocks: %d bytes of nodes for %d nodes, want %d", m.Nodes, m.NodeCount, 128*32)
+	}
+}
