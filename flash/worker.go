@@ -104,11 +104,13 @@ func (ln *lane) newWorker(w Worker, slot int) *workerState {
 	ws.ids.floor = intMapCap(min(hint, maxHintKeys))
 	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
-		// The hint's nodes in chunks made now; min bounds what a wrong
-		// hint can cost before any block arrives.
+		// The hint's nodes made now, one allocation cut into chunks; min
+		// bounds what a wrong hint can cost before any block arrives.
 		ws.hintChunks = min((hint+1<<nodeChunkBits-1)>>nodeChunkBits, maxHintChunks)
-		for range ws.hintChunks {
-			ws.chunks = append(ws.chunks, make([]node, 1<<nodeChunkBits))
+		all := make([]node, ws.hintChunks<<nodeChunkBits)
+		ws.chunks = make([][]node, ws.hintChunks)
+		for k := range ws.chunks {
+			ws.chunks[k] = all[k<<nodeChunkBits : (k+1)<<nodeChunkBits : (k+1)<<nodeChunkBits]
 		}
 	}
 	return ws
