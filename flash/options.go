@@ -135,18 +135,22 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 }
 
 // WithWorkerCapacity tells the index how many blocks each worker's cache
-// holds (vLLM's num_gpu_blocks): a worker's private maps are made for that
-// many blocks when the worker is first seen, so filling its cache allocates
-// nothing more. Without it they grow as blocks arrive (amortised; a worker
-// that refills its cache reuses what it grew).
+// holds (vLLM's num_gpu_blocks): a worker's private state (its engine-id
+// map and its nodes, up to 2^20 blocks) is made for that many blocks when
+// the worker is first seen and kept through Cleared events, so filling its
+// cache allocates nothing more for it. The shared tables still grow as
+// positions fill: how a fleet's blocks spread over positions is not known
+// ahead. Without a hint a worker's state grows as blocks arrive (amortised)
+// and a Cleared worker keeps only a small part of it.
 func WithWorkerCapacity(blocks int) Option {
 	return WithWorkerCapacityOf(func(Worker) int { return blocks })
 }
 
 // WithWorkerCapacityOf is WithWorkerCapacity for fleets of unequal workers:
-// f is called once per worker, when it is first seen, on the goroutine that
-// applies its first event, and returns its capacity in blocks (0: unknown).
-// f must not block or call back into the index.
+// f is called when a worker is first seen (again if that first event is
+// rejected), on the goroutine that applies the event, and returns its
+// capacity in blocks (0: unknown). f must not block or call back into the
+// index.
 func WithWorkerCapacityOf(f func(w Worker) int) Option {
 	return func(s *settings) { s.capacity = f }
 }
