@@ -48,8 +48,9 @@ func intMapCap(n int) int {
 	return c
 }
 
-// maxHintKeys bounds what a capacity hint makes before any key arrives.
-const maxHintKeys = 1 << 24
+// maxHintKeys bounds the engine ids a capacity hint makes room for before
+// any arrives, as maxHintChunks bounds its nodes: 2^20.
+const maxHintKeys = 1 << 20
 
 func (m *intMap) alloc(c int) {
 	// One allocation: c packed slots, then c control bytes.
