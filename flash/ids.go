@@ -46,6 +46,8 @@ type aliasID struct {
 
 const freeAlias = ^uint32(0)
 
+// alloc gives the map an empty table of c slots (a power of two, at least
+// 8): values and control bytes in one pointer-free allocation.
 func (m *idMap) alloc(c int) {
 	mem := make([]uint32, c+c/4)
 	m.vals = mem[:c:c]
