@@ -209,7 +209,8 @@ func (f *finder) emit(s []uint64, depth int) {
 
 // emitCareful is emit's loop once a slot changed hands during the search:
 // each slot's worker is checked with owned. It fills ms from n and returns
-// the new length.
+// the new length. It is a loop of its own, not a branch in emit's: the
+// branch cost every query that matches many workers about 5%.
 func (f *finder) emitCareful(s []uint64, ms []Match, n, depth, tokens int) int {
 	ix := f.ix
 	for wi, word := range s {

@@ -46,6 +46,10 @@ type aliasID struct {
 
 const freeAlias = ^uint32(0)
 
+// maxHintKeys bounds the engine ids a capacity hint makes room for before
+// any arrives, as maxHintChunks bounds its nodes: 2^20.
+const maxHintKeys = 1 << 20
+
 // alloc gives the map an empty table of c slots (a power of two, at least
 // 8): values and control bytes in one pointer-free allocation.
 func (m *idMap) alloc(c int) {

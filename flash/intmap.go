@@ -39,7 +39,8 @@ func (m *intMap) init(k0, k1 uint64) {
 	m.alloc(intMapMinCap)
 }
 
-// intMapCap is the table size that holds n keys under 3/4 load.
+// intMapCap is the table size that holds n keys under 3/4 load (for the
+// id map too).
 func intMapCap(n int) int {
 	c := intMapMinCap
 	for c*3 < (n+1)*4 {
@@ -47,10 +48,6 @@ func intMapCap(n int) int {
 	}
 	return c
 }
-
-// maxHintKeys bounds the engine ids a capacity hint makes room for before
-// any arrives, as maxHintChunks bounds its nodes: 2^20.
-const maxHintKeys = 1 << 20
 
 func (m *intMap) alloc(c int) {
 	// One allocation: c packed slots, then c control bytes.

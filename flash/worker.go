@@ -248,7 +248,7 @@ func (ws *workerState) unlink(i uint32) {
 // store validates a Stored event whole, then applies it.
 //
 // Validation claims each new engine id's slot in the worker's map at once
-// (marked claimedID), so a second use of an id in the batch finds the claim
+// (valued idClaim|i), so a second use of an id in the batch finds the claim
 // and the apply pass fills the slot it was given, with no second probe; a
 // rejected batch gives its claims back. A worker seen for the first time
 // gets its state here and a slot only once the batch is valid.
@@ -303,7 +303,7 @@ func (ln *lane) store(ev *Event) error {
 			// has for another content.
 			ni := ws.idNode(v)
 			if v&idClaim != 0 || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != seq {
-				ln.unclaim(ws, ev.Blocks[:i], pending)
+				ws.unclaim(ev.Blocks[:i], pending)
 				return ErrHashConflict
 			}
 			pending[i].dup, pending[i].node = true, ni
@@ -339,7 +339,7 @@ func (ln *lane) store(ev *Event) error {
 
 // unclaim gives back the engine ids that validation claimed for blocks
 // (the batch's first ones), when it rejects the batch.
-func (ln *lane) unclaim(ws *workerState, blocks []Block, pending []pendingBlock) {
+func (ws *workerState) unclaim(blocks []Block, pending []pendingBlock) {
 	for i, b := range blocks {
 		if !pending[i].dup {
 			ws.dropID(b.Hash)
