@@ -99,12 +99,7 @@ func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
 		// new entry goes in with ExclusiveOr (into an absent or deleted
 		// key, so its value becomes the handle).
 		if e := seqEntry(ln.tab.Get(pos, uint64(seq))); e != 0 {
-			b := arena.Bits(ln.ix.ar.Slot(e.handle().Ref()))
-			had = bitset.AtomicTest(b, w)
-			if !had {
-				bitset.AtomicSet(b, w)
-			}
-			return had
+			return ln.ix.setSlotBit(e, w)
 		}
 		ln.tab.ExclusiveOr(pos, uint64(seq), uint64(ln.alloc.AllocWith(uint64(seq), w)))
 		return false
@@ -119,15 +114,22 @@ func (ln *lane) attach(pos int, seq SeqHash, w int) (had bool) {
 			l.Put(uint64(e) | 1<<w)
 		}
 	case e != 0:
-		b := arena.Bits(ln.ix.ar.Slot(e.handle().Ref()))
-		had = bitset.AtomicTest(b, w)
-		if !had {
-			bitset.AtomicSet(b, w)
-		}
+		had = ln.ix.setSlotBit(e, w)
 	default:
 		l.Put(uint64(ln.alloc.AllocWith(uint64(seq), w)))
 	}
 	l.Unlock()
+	return had
+}
+
+// setSlotBit sets worker slot w in the arena slot of handle-form entry e,
+// and reports whether it was set already.
+func (ix *Indexer) setSlotBit(e seqEntry, w int) (had bool) {
+	b := arena.Bits(ix.ar.Slot(e.handle().Ref()))
+	had = bitset.AtomicTest(b, w)
+	if !had {
+		bitset.AtomicSet(b, w)
+	}
 	return had
 }
 
