@@ -16,7 +16,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 		if degenerate {
 			ws.k1 = 0
 		}
-		ws.ids.floor = intMapCap(0)
+		ws.ids.floor = idBuckets(0)
 		ws.ids.alloc(ws.ids.floor)
 		ref := map[ExternalHash]uint32{}
 		var nodes []uint32 // live nodes
@@ -92,8 +92,8 @@ func TestIDMap_RandomOps(t *testing.T) {
 					t.Fatalf("step %d: dropped an id never set", step)
 				}
 			}
-			if ws.ids.n != len(ref) || ws.ids.n*4 > len(ws.ids.ctrl)*3 {
-				t.Fatalf("step %d: %d ids in %d slots, want %d", step, ws.ids.n, len(ws.ids.ctrl), len(ref))
+			if ws.ids.n != len(ref) || ws.ids.n > len(ws.ids.b)*idBucketFill {
+				t.Fatalf("step %d: %d ids in %d buckets, want %d", step, ws.ids.n, len(ws.ids.b), len(ref))
 			}
 			if step%200 == 0 {
 				seen := 0
@@ -111,6 +111,33 @@ func TestIDMap_RandomOps(t *testing.T) {
 				if seen != len(ref) {
 					t.Fatalf("step %d: eachID gives %d ids, want %d", step, seen, len(ref))
 				}
+			}
+		}
+	}
+}
+
+// matchTags against a loop over the tags, for every tag value a bucket can
+// hold (0 for free slots, 1…128 for ids).
+func TestIDMap_MatchTags(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		var bk idBucket
+		for j := range bk.tags {
+			bk.tags[j] = uint8(r.IntN(129))
+			if r.IntN(2) == 0 {
+				bk.tags[j] = bk.tags[r.IntN(j+1)] // repeats
+			}
+		}
+		bk.over = uint8(r.IntN(256))
+		for _, tag := range append(bk.tags[:], uint8(r.IntN(129))) {
+			var want uint32
+			for j, x := range bk.tags {
+				if x == tag {
+					want |= 1 << j
+				}
+			}
+			if got := matchTags(&bk, tag); got != want {
+				t.Fatalf("tags %v, tag %d: %012b, want %012b", bk.tags, tag, got, want)
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package flash
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/asm"
@@ -8,8 +10,8 @@ import (
 )
 
 // idMap is a worker's map from engine ids to its nodes. It keeps no keys: a
-// slot is a control byte (0 empty, else a tag of the id's keyed hash) and a
-// value that names where the id is written:
+// slot is a tag (0 empty, else 7 bits of the id's keyed hash) and a value
+// that names where the id is written:
 //
 //	v < idClaim            node v, whose ext is the id (the node's first)
 //	v&idAlias != 0         aliases[v&^idAlias]: an id and its node, for a
@@ -18,17 +20,43 @@ import (
 //
 // A probe compares the id only where the tag matches, and a hit reads the
 // node it needs next anyway, so leaving the keys out costs a probe nothing
-// and saves 8 bytes a slot: a slot is 5 bytes, a node 32. Linear probing
-// with backward-shift deletion, as intMap.
+// and saves 8 bytes a slot.
+//
+// Slots come in buckets of 12, one cache line each: 12 tags, an overflow
+// count and 12 values. An id goes in the first bucket from its home (the
+// hash's low bits) with a free slot, and each full bucket it passes counts
+// one more overflow; a lookup stops at the first bucket with no overflow.
+// So inserting a new id (every stored block) touches one line where tags
+// and values kept apart would touch two, and a delete only clears a tag and
+// takes back its overflow counts: nothing moves, and there are no
+// tombstones. An overflow count that reaches 255 stays (a lookup then walks
+// on, which stays correct).
 type idMap struct {
-	vals  []uint32
-	ctrl  []uint8
-	mask  uint64
+	b     []idBucket
+	bmask uint64 // buckets - 1
 	n     int
 	hasZ  bool // id 0 lives outside the table
 	zv    uint32
-	floor int // the table never shrinks below this many slots
+	floor int // the table never shrinks below this many buckets
 }
+
+const idBucketSlots = 12
+
+type idBucket struct {
+	tags [idBucketSlots]uint8
+	over uint8 // ids placed past this bucket, which was full on their probe
+	_    [3]uint8
+	vals [idBucketSlots]uint32
+}
+
+// An id's slot is named by its bucket and its index in it, b<<4 | j; -1 is
+// id 0's place.
+const idSlotBits = 4
+
+// idBucketFill: a bucket table grows when its ids would pass 10 of 12
+// slots a bucket on average (83%); a probe then still ends in the home
+// bucket nearly always.
+const idBucketFill = 10
 
 // The value's two top bits say what it names; a node index is below 2^30
 // (a worker with that many nodes would hold 32 GiB of them).
@@ -50,13 +78,45 @@ const freeAlias = ^uint32(0)
 // any arrives, as maxHintChunks bounds its nodes: 2^20.
 const maxHintKeys = 1 << 20
 
-// alloc gives the map an empty table of c slots (a power of two, at least
-// 8): values and control bytes in one pointer-free allocation.
+// idBuckets is the number of buckets (a power of two) that holds n ids.
+func idBuckets(n int) int {
+	c := 1
+	for c*idBucketFill < n {
+		c *= 2
+	}
+	return c
+}
+
+// alloc gives the map an empty table of c buckets (a power of two): one
+// pointer-free allocation of whole lines (Go places power-of-two sizes on
+// their own alignment, so a bucket never straddles two lines).
 func (m *idMap) alloc(c int) {
-	mem := make([]uint32, c+c/4)
-	m.vals = mem[:c:c]
-	m.ctrl = unsafe.Slice((*uint8)(unsafe.Pointer(&mem[c])), c)
-	m.mask = uint64(c - 1)
+	m.b = make([]idBucket, c)
+	m.bmask = uint64(c - 1)
+}
+
+// slots is the table's capacity.
+func (m *idMap) slots() int { return len(m.b) * idBucketSlots }
+
+// at returns the value of slot s.
+func (m *idMap) at(s int) *uint32 { return &m.b[s>>idSlotBits].vals[s&(1<<idSlotBits-1)] }
+
+// matchTags returns a bit per slot of bk whose tag is tag.
+func matchTags(bk *idBucket, tag uint8) uint32 {
+	lo := binary.LittleEndian.Uint64(bk.tags[0:8])
+	hi := uint64(binary.LittleEndian.Uint32(bk.tags[8:12])) | 0xFFFF_FFFF<<32 // no tag is 0xFF
+	return byteMatch(lo, tag) | byteMatch(hi, tag)<<8
+}
+
+// byteMatch returns a bit per byte of w that equals t.
+func byteMatch(w uint64, t uint8) uint32 {
+	const lo7, ones = 0x7F7F_7F7F_7F7F_7F7F, 0x0101_0101_0101_0101
+	x := w ^ ones*uint64(t)
+	// A byte's top bit is set where the byte of x is 0: exact, no carries
+	// between bytes.
+	y := ^((x&lo7 + lo7) | x | lo7)
+	// Gather each byte's top bit into the top byte.
+	return uint32((y >> 7) * 0x0102_0408_1020_4080 >> 56)
 }
 
 // idKey is the id that value v names.
@@ -80,20 +140,40 @@ func (ws *workerState) idNode(v uint32) uint32 {
 
 func (ws *workerState) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
 
-// idFind returns the slot of id k (not 0) and true, or the empty slot that
-// ends its probe and false; and k's tag.
-func (ws *workerState) idFind(k uint64) (uint64, uint8, bool) {
+// idFind returns the slot of id k (not 0) and true, or false.
+func (ws *workerState) idFind(k uint64) (int, bool) {
 	m := &ws.ids
 	h := ws.idHash(k)
 	tag := tagOf(h)
-	for i := h & m.mask; ; i = (i + 1) & m.mask {
-		switch m.ctrl[i] {
-		case 0:
-			return i, tag, false
-		case tag:
-			if ws.idKey(m.vals[i]) == k {
-				return i, tag, true
+	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
+		bk := &m.b[b]
+		for c := matchTags(bk, tag); c != 0; c &= c - 1 {
+			j := bits.TrailingZeros32(c)
+			if ws.idKey(bk.vals[j]) == k {
+				return int(b)<<idSlotBits | j, true
 			}
+		}
+		if bk.over == 0 {
+			return 0, false
+		}
+	}
+}
+
+// idInsert puts value v of id k (not 0, absent) in the first free slot of
+// its probe, counts an overflow in each full bucket it passes, and returns
+// the slot. The table has a free slot.
+func (ws *workerState) idInsert(k uint64, v uint32) int {
+	m := &ws.ids
+	h := ws.idHash(k)
+	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
+		bk := &m.b[b]
+		if free := matchTags(bk, 0); free != 0 {
+			j := bits.TrailingZeros32(free)
+			bk.tags[j], bk.vals[j] = tagOf(h), v
+			return int(b)<<idSlotBits | j
+		}
+		if bk.over != 255 {
+			bk.over++
 		}
 	}
 }
@@ -104,8 +184,8 @@ func (ws *workerState) getID(k ExternalHash) (uint32, bool) {
 	if k == 0 {
 		return ws.idNode(m.zv), m.hasZ
 	}
-	if i, _, ok := ws.idFind(uint64(k)); ok {
-		return ws.idNode(m.vals[i]), true
+	if s, ok := ws.idFind(uint64(k)); ok {
+		return ws.idNode(*m.at(s)), true
 	}
 	return 0, false
 }
@@ -114,8 +194,7 @@ func (ws *workerState) getID(k ExternalHash) (uint32, bool) {
 // it inserts k as block i of the batch (ws.batch) and returns its slot.
 // Slot -1 is id 0's place. The caller made room first (reserveIDs), so a
 // claim never grows the table and a slot it returns stays k's until the
-// next delete: inserts fill the empty slot that ends a probe and move
-// nothing.
+// next delete: nothing in the table moves.
 func (ws *workerState) claimID(k ExternalHash, i int) (slot int, v uint32, found bool) {
 	m := &ws.ids
 	if k == 0 {
@@ -126,14 +205,12 @@ func (ws *workerState) claimID(k ExternalHash, i int) (slot int, v uint32, found
 		m.n++
 		return -1, m.zv, false
 	}
-	s, tag, ok := ws.idFind(uint64(k))
-	if ok {
-		return int(s), m.vals[s], true
+	if s, ok := ws.idFind(uint64(k)); ok {
+		return s, *m.at(s), true
 	}
-	m.ctrl[s] = tag
-	m.vals[s] = idClaim | uint32(i)
 	m.n++
-	return int(s), m.vals[s], false
+	v = idClaim | uint32(i)
+	return ws.idInsert(uint64(k), v), v, false
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
@@ -164,7 +241,7 @@ func (ws *workerState) setSlot(slot int, v uint32) {
 		ws.ids.zv = v
 		return
 	}
-	ws.ids.vals[slot] = v
+	*ws.ids.at(slot) = v
 }
 
 // addID adds id k, which the worker does not have, to node ni.
@@ -177,9 +254,7 @@ func (ws *workerState) addID(k ExternalHash, ni uint32) {
 		ws.setID(-1, k, ni)
 		return
 	}
-	s, tag, _ := ws.idFind(uint64(k))
-	m.ctrl[s] = tag
-	ws.setID(int(s), k, ni)
+	ws.setID(ws.idInsert(uint64(k), 0), k, ni)
 }
 
 // dropID removes id k and returns its node.
@@ -193,12 +268,12 @@ func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
 		m.hasZ, v = false, m.zv
 		m.n--
 	} else {
-		i, _, ok := ws.idFind(uint64(k))
+		s, ok := ws.idFind(uint64(k))
 		if !ok {
 			return 0, false
 		}
-		v = m.vals[i]
-		ws.idDelete(i)
+		v = *m.at(s)
+		ws.idDelete(uint64(k), s)
 	}
 	if v&idClaim != 0 {
 		return 0, true // a claim given back
@@ -216,32 +291,35 @@ func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
 	return ni, true
 }
 
-// idDelete empties slot i, shifting later members of its cluster back.
-func (ws *workerState) idDelete(i uint64) {
+// idDelete empties slot s of id k and takes back the overflows its insert
+// counted; a table left mostly empty shrinks.
+func (ws *workerState) idDelete(k uint64, s int) {
 	m := &ws.ids
 	m.n--
-	for j := (i + 1) & m.mask; m.ctrl[j] != 0; j = (j + 1) & m.mask {
-		home := ws.idHash(ws.idKey(m.vals[j])) & m.mask
-		if (j-home)&m.mask >= (j-i)&m.mask {
-			m.vals[i], m.ctrl[i] = m.vals[j], m.ctrl[j]
-			i = j
+	last := uint64(s >> idSlotBits)
+	m.b[last].tags[s&(1<<idSlotBits-1)] = 0
+	for b := ws.idHash(k) & m.bmask; b != last; b = (b + 1) & m.bmask {
+		if m.b[b].over != 255 {
+			m.b[b].over--
 		}
 	}
-	m.ctrl[i] = 0
-	if c := len(m.ctrl); c > max(intMapShrinkAbove, m.floor) && m.n*16 < c && ws.batch == nil {
+	if c := len(m.b); c > max(idShrinkAbove, m.floor) && m.n*16 < m.slots() && ws.batch == nil {
 		ws.idGrow(max(c/4, m.floor))
 	}
 }
 
+// idShrinkAbove: tables up to 64 buckets (4 KiB) keep their size.
+const idShrinkAbove = 64
+
 // reserveIDs grows the map, if needed, so that n more ids fit without
 // growing.
 func (ws *workerState) reserveIDs(n int) {
-	if (ws.ids.n+n)*4 > len(ws.ids.ctrl)*3 {
-		ws.idGrow(intMapCap(ws.ids.n + n))
+	if ws.ids.n+n > len(ws.ids.b)*idBucketFill {
+		ws.idGrow(idBuckets(ws.ids.n + n))
 	}
 }
 
-// idGrow moves the map to a table of c slots. It walks the nodes and the
+// idGrow moves the map to a table of c buckets. It walks the nodes and the
 // aliases in order, not the old table: the table names a node by index, so
 // the old table's order would read the nodes' ids in random order, a cache
 // miss each, where the nodes' order reads them as a stream. No block is
@@ -253,30 +331,16 @@ func (ws *workerState) idGrow(c int) {
 	for ci, chunk := range ws.chunks {
 		base := uint32(ci) << nodeChunkBits
 		for k := range chunk {
-			if i := base + uint32(k); i < ws.n && chunk[k].st&nodeOwnID != 0 {
-				ws.idPlace(uint64(chunk[k].ext), i)
+			if i := base + uint32(k); i < ws.n && chunk[k].st&nodeOwnID != 0 && chunk[k].ext != 0 {
+				ws.idInsert(uint64(chunk[k].ext), i)
 			}
 		}
 	}
 	for j, a := range ws.aliases {
-		if a.node != freeAlias {
-			ws.idPlace(uint64(a.ext), idAlias|uint32(j))
+		if a.node != freeAlias && a.ext != 0 {
+			ws.idInsert(uint64(a.ext), idAlias|uint32(j))
 		}
 	}
-}
-
-// idPlace puts value v of id k (not 0, absent) in the table.
-func (ws *workerState) idPlace(k uint64, v uint32) {
-	if k == 0 {
-		return // id 0 lives outside the table
-	}
-	m := &ws.ids
-	h := ws.idHash(k)
-	j := h & m.mask
-	for m.ctrl[j] != 0 {
-		j = (j + 1) & m.mask
-	}
-	m.ctrl[j], m.vals[j] = tagOf(h), v
 }
 
 // resetIDs empties the map, keeping its memory when it is small.
@@ -284,11 +348,11 @@ func (ws *workerState) resetIDs() {
 	m := &ws.ids
 	m.n, m.hasZ = 0, false
 	ws.aliases, ws.freeAliases = ws.aliases[:0], ws.freeAliases[:0]
-	if len(m.ctrl) > max(intMapShrinkAbove, m.floor) {
+	if len(m.b) > max(idShrinkAbove, m.floor) {
 		m.alloc(m.floor)
 		return
 	}
-	clear(m.ctrl)
+	clear(m.b)
 }
 
 // eachID calls f with every id and its node.
@@ -297,15 +361,18 @@ func (ws *workerState) eachID(f func(k ExternalHash, node uint32)) {
 	if m.hasZ {
 		f(0, ws.idNode(m.zv))
 	}
-	for i, tag := range m.ctrl {
-		if tag != 0 {
-			f(ExternalHash(ws.idKey(m.vals[i])), ws.idNode(m.vals[i]))
+	for b := range m.b {
+		bk := &m.b[b]
+		for j, tag := range bk.tags {
+			if tag != 0 {
+				f(ExternalHash(ws.idKey(bk.vals[j])), ws.idNode(bk.vals[j]))
+			}
 		}
 	}
 }
 
-// prefetchID asks the CPU for the control byte where id k is probed first.
+// prefetchID asks the CPU for the bucket where id k is probed first.
 func (ws *workerState) prefetchID(k ExternalHash) {
-	i := uintptr(ws.idHash(uint64(k)) & ws.ids.mask)
-	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.ctrl))) + i)
+	b := ws.idHash(uint64(k)) & ws.ids.bmask
+	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(b)*unsafe.Sizeof(idBucket{}))
 }

@@ -39,16 +39,6 @@ func (m *intMap) init(k0, k1 uint64) {
 	m.alloc(intMapMinCap)
 }
 
-// intMapCap is the table size that holds n keys under 3/4 load (for the
-// id map too).
-func intMapCap(n int) int {
-	c := intMapMinCap
-	for c*3 < (n+1)*4 {
-		c *= 2
-	}
-	return c
-}
-
 func (m *intMap) alloc(c int) {
 	// One allocation: c packed slots, then c control bytes.
 	mem := make([]byte, 13*c)

@@ -98,17 +98,39 @@ func (ln *lane) checkWorker(ws *workerState) {
 	// Every id finds its node, which is live (a loop over the slots, not
 	// eachID: a closure would allocate, and the allocation tests run
 	// under this build too).
-	for i, tag := range ws.ids.ctrl {
-		if tag == 0 {
-			continue
+	// Each bucket's overflow count is the number of ids placed past it
+	// whose probe started at or before it (or saturated).
+	m := &ws.ids
+	over := ln.checkOver[:0]
+	for range m.b {
+		over = append(over, 0)
+	}
+	ln.checkOver = over
+	for b := range m.b {
+		for j, tag := range m.b[b].tags {
+			if tag == 0 {
+				continue
+			}
+			v := m.b[b].vals[j]
+			k, ni := ExternalHash(ws.idKey(v)), ws.idNode(v)
+			if got, ok := ws.getID(k); !ok || got != ni {
+				fail("engine id %x of node %d not found (%d %v)", k, ni, got, ok)
+			}
+			if !ws.node(ni).live() {
+				fail("engine id %x names a free node %d", k, ni)
+			}
+			h := ws.idHash(uint64(k))
+			if tagOf(h) != tag {
+				fail("engine id %x under tag %d, its hash's is %d", k, tag, tagOf(h))
+			}
+			for p := h & m.bmask; p != uint64(b); p = (p + 1) & m.bmask {
+				over[p]++
+			}
 		}
-		v := ws.ids.vals[i]
-		k, ni := ExternalHash(ws.idKey(v)), ws.idNode(v)
-		if got, ok := ws.getID(k); !ok || got != ni {
-			fail("engine id %x of node %d not found (%d %v)", k, ni, got, ok)
-		}
-		if !ws.node(ni).live() {
-			fail("engine id %x names a free node %d", k, ni)
+	}
+	for b := range m.b {
+		if got := m.b[b].over; got != 255 && int(got) != over[b] {
+			fail("id bucket %d counts %d overflows, %d passed it", b, got, over[b])
 		}
 	}
 }

@@ -33,6 +33,7 @@ type lane struct {
 	// checkKids is the invariant checks' scratch (flash_invariants builds
 	// only; nil otherwise).
 	checkKids []uint32
+	checkOver []int
 
 	mu sync.Mutex // the queue; in synchronous mode, the whole lane
 	// ring holds queued items; [head, tail) are waiting or being applied.
@@ -287,7 +288,7 @@ const keepScratch = 4096
 // trimScratch releases scratch buffers that one large event grew.
 func (ln *lane) trimScratch() {
 	ln.pending, ln.stack = shed(ln.pending, keepScratch), shed(ln.stack, keepScratch)
-	ln.checkKids = shed(ln.checkKids, 1<<20)
+	ln.checkKids, ln.checkOver = shed(ln.checkKids, 1<<20), shed(ln.checkOver, 1<<20)
 }
 
 // trackID checks ev's id against its worker's sequence.

@@ -62,7 +62,7 @@ func (ws *workerState) memory(m *Memory) {
 	}
 	m.Nodes += cap(ws.free) * 4
 	m.NodeCount += int(ws.n) - len(ws.free)
-	m.IDs += len(ws.ids.vals)*4 + len(ws.ids.ctrl) +
+	m.IDs += len(ws.ids.b)*int(unsafe.Sizeof(idBucket{})) +
 		cap(ws.aliases)*int(unsafe.Sizeof(aliasID{})) + cap(ws.freeAliases)*4
 	m.IDCount += ws.ids.n
 	m.Content += len(ws.content.kv) + len(ws.content.ctrl)

@@ -101,7 +101,7 @@ func (ln *lane) newWorker(w Worker, slot int) *workerState {
 		hint = ln.ix.capacity(w)
 	}
 	ws.k0, ws.k1 = ln.ix.k0, ln.ix.k1|1
-	ws.ids.floor = intMapCap(min(hint, maxHintKeys))
+	ws.ids.floor = idBuckets(min(hint, maxHintKeys))
 	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
 		// The hint's nodes made now, one allocation cut into chunks; min
