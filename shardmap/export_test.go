@@ -15,7 +15,7 @@ func Probes(m *Map, pos int, key uint64) int {
 		return 1
 	}
 	n := 0
-	for i := (h & t.bmask) * bucketSlots; ; i = (i + 1) & t.mask {
+	for i := t.home(h) * bucketSlots; ; i = (i + 1) & t.mask {
 		k := *t.key(i)
 		if i%bucketSlots == 0 {
 			n++ // a probe reads a whole bucket

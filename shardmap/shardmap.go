@@ -38,6 +38,7 @@ var processK0, processK1 = func() (uint64, uint64) {
 type table struct {
 	mask  uint64         // slots - 1
 	bmask uint64         // buckets - 1; a bucket is 4 slots, one cache line
+	shift uint64         // 64 - log2(buckets): see home
 	base  unsafe.Pointer // &slots[0]: probes index without bounds checks
 	slots []uint64       // key, value interleaved; 2*(mask+1) words
 	zero  atomic.Uint64
@@ -92,9 +93,17 @@ func (m *Map) newTable(capacity int) *table {
 		t, slots = new(table), make([]uint64, n)
 	}
 	t.mask, t.bmask = uint64(capacity-1), uint64(capacity/bucketSlots-1)
+	t.shift = uint64(64 - bits.Len64(t.bmask))
 	t.base, t.slots = unsafe.Pointer(&slots[0]), slots
 	return t
 }
+
+// home is the bucket where a key of hash h is probed first: the hash's bits
+// right below the shard's, so that a table's keys lie in the order of their
+// hashes (up to the probes that wrap around its end). A rebuild into a table
+// twice the size then writes its slots in order, a stream, where bits from
+// the bottom would scatter them.
+func (t *table) home(h uint64) uint64 { return h << maxShardBits >> t.shift }
 
 // key returns the address of slot i's key; the value follows it. i must be
 // at most mask.
@@ -198,7 +207,7 @@ func New(opts ...Option) *Map {
 }
 
 // hash is keyed: the secret enters the 128-bit product; folding its upper
-// half down brings every input bit into the low bits that pick the bucket.
+// half down brings every input bit into the low bits too.
 // Without the fold, keys that differ only in their high bits (as crafted
 // keys would) leave the low word's low bits alike and, for some secrets,
 // land in runs of neighbouring buckets. A shift and an xor cost less on the
@@ -214,7 +223,7 @@ func Hash(key, k0, k1 uint64) uint64 {
 }
 
 // shardOf picks the shard from the top bits of h; the bucket comes from the
-// low bits.
+// bits below them (table.home).
 func (m *Map) shardOf(l *level, h uint64) *shard {
 	return &l.shards[(h>>(64-maxShardBits))&m.shardMask]
 }
@@ -244,7 +253,7 @@ func (m *Map) Get(pos int, key uint64) uint64 {
 	if key == 0 {
 		return t.zero.Load()
 	}
-	for b := h & t.bmask; ; b = (b + 1) & t.bmask {
+	for b := t.home(h); ; b = (b + 1) & t.bmask {
 		p := (*[2 * bucketSlots]uint64)(unsafe.Add(t.base, b*16*bucketSlots))
 		// Values are loaded before keys are compared: a key never changes
 		// once set, so a value read next to it is that key's, old or new.
@@ -523,7 +532,7 @@ func (l *Locked) Get() uint64 {
 
 // find returns the slot of key, or the empty slot where it would go.
 func (t *table) find(key, h uint64) (uint64, bool) {
-	for i := (h & t.bmask) * bucketSlots; ; i = (i + 1) & t.mask {
+	for i := t.home(h) * bucketSlots; ; i = (i + 1) & t.mask {
 		k := atomic.LoadUint64(t.key(i))
 		if k == key {
 			return i, true
@@ -679,7 +688,7 @@ func (m *Map) PrefetchTable(pos int, key uint64) {
 // first.
 func (m *Map) PrefetchBucket(pos int, key uint64) {
 	if t, h := m.hotTable(pos, key); t != nil {
-		asm.Prefetch(uintptr(t.base) + uintptr((h&t.bmask)*16*bucketSlots))
+		asm.Prefetch(uintptr(t.base) + uintptr(t.home(h)*16*bucketSlots))
 	}
 }
 
