@@ -1,6 +1,7 @@
 package flash_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -29,8 +30,7 @@ func TestFlash_ConformanceWriters(t *testing.T) {
 
 func TestFlash_ConformanceJumpSizes(t *testing.T) {
 	for _, j := range []int{1, 2, 7, 64} {
-		j := j
-		t.Run("jump="+string(rune('0'+j%10))+map[bool]string{true: "x", false: ""}[j > 9], func(t *testing.T) {
+		t.Run(fmt.Sprintf("jump=%d", j), func(t *testing.T) {
 			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 				return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithJumpSize(j))
 			}, flashtest.Options{RandomOps: 1500})

@@ -3,7 +3,6 @@ package flash
 import (
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 )
 
 // newTestIntMap returns an empty map keyed from r; a degenerate one hashes
@@ -60,15 +59,6 @@ func TestIntMap_RandomOps(t *testing.T) {
 				t.Fatalf("step %d: presence of %d", step, k)
 			}
 		}
-	}
-}
-
-// A node is 32 bytes: one per (block, worker), the largest share of the
-// index's memory; the links re-attachment walks are apart (12 more bytes
-// per node would be a sixth of the index at 16 workers).
-func TestNode_Size(t *testing.T) {
-	if n := unsafe.Sizeof(node{}); n != 32 {
-		t.Fatalf("node is %d bytes, want 32", n)
 	}
 }
 

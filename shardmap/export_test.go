@@ -1,5 +1,7 @@
 package shardmap
 
+import "unsafe"
+
 // Degenerate makes every key hash alike: one shard, one probe cluster.
 func Degenerate(m *Map) { m.k1 = 0 }
 
@@ -25,3 +27,32 @@ func Probes(m *Map, pos int, key uint64) int {
 		}
 	}
 }
+
+// PrefetchAddrs returns the addresses PrefetchTable and PrefetchBucket ask
+// for (0: none), and where they should point: the header of the table that
+// holds key at pos, and the line of key's slot when its lookup reads one
+// bucket (else 0).
+func PrefetchAddrs(m *Map, pos int, key uint64) (table, bucket, wantTable, wantBucket uintptr) {
+	if t, _ := m.hotTable(pos, key); t != nil {
+		table = uintptr(unsafe.Pointer(t))
+	}
+	bucket = m.bucketAddr(pos, key)
+	d := m.dir.Load()
+	if pos >= len(d.levels) {
+		return
+	}
+	h := m.hash(key)
+	t := m.shardOf(d.levels[pos], h).tab.Load()
+	if t == nil {
+		return
+	}
+	wantTable = uintptr(unsafe.Pointer(t))
+	if i, ok := t.find(key, h); ok && Probes(m, pos, key) == 1 {
+		wantBucket = uintptr(unsafe.Pointer(t.key(i))) &^ 63
+	}
+	return
+}
+
+// ShardSize and LevelTabsSize are the sizes of a shard (padded to a line)
+// and of a level's read side (its table pointers, one line).
+var ShardSize, LevelTabsSize = unsafe.Sizeof(shard{}), unsafe.Sizeof(level{}.tabs)

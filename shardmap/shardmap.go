@@ -684,11 +684,20 @@ func (m *Map) PrefetchTable(pos int, key uint64) {
 	}
 }
 
+// bucketAddr is the address of the bucket where key at pos is probed first,
+// or 0 (no table, or past the inline positions).
+func (m *Map) bucketAddr(pos int, key uint64) uintptr {
+	if t, h := m.hotTable(pos, key); t != nil {
+		return uintptr(t.base) + uintptr(t.home(h)*16*bucketSlots)
+	}
+	return 0
+}
+
 // PrefetchBucket asks the CPU for the bucket where key at pos is probed
 // first.
 func (m *Map) PrefetchBucket(pos int, key uint64) {
-	if t, h := m.hotTable(pos, key); t != nil {
-		asm.Prefetch(uintptr(t.base) + uintptr(t.home(h)*16*bucketSlots))
+	if a := m.bucketAddr(pos, key); a != 0 {
+		asm.Prefetch(a)
 	}
 }
 

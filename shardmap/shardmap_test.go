@@ -350,6 +350,37 @@ func TestPrefetch_ChangesNothing(t *testing.T) {
 	}
 }
 
+// The prefetches ask for the right lines: the header of the key's table, and
+// the bucket its lookup reads first (for a key in that bucket, the line of
+// its slot); none past the inline positions, where finding the table costs
+// the directory's loads.
+func TestPrefetch_Addresses(t *testing.T) {
+	m := shardmap.New()
+	for k := uint64(1); k <= 3000; k++ {
+		put(m, int(k%3), k, k)
+		put(m, 1024+int(k%2), k, k)
+	}
+	home := 0
+	for k := uint64(1); k <= 3000; k++ {
+		tab, bucket, wantTab, wantBucket := shardmap.PrefetchAddrs(m, int(k%3), k)
+		if tab != wantTab || tab == 0 {
+			t.Fatalf("key %d: table prefetch at %#x, the table is at %#x", k, tab, wantTab)
+		}
+		if wantBucket != 0 {
+			home++
+			if bucket != wantBucket {
+				t.Fatalf("key %d: bucket prefetch at %#x, its slot's line is %#x", k, bucket, wantBucket)
+			}
+		}
+		if tab, bucket, _, _ := shardmap.PrefetchAddrs(m, 1024+int(k%2), k); tab != 0 || bucket != 0 {
+			t.Fatalf("key %d past the inline positions: prefetches at %#x, %#x", k, tab, bucket)
+		}
+	}
+	if home < 1500 {
+		t.Fatalf("only %d of 3000 keys in their first bucket", home)
+	}
+}
+
 // Past the inline positions memory follows the keys: emptied tables are
 // dropped and trailing empty levels released, and the map works as before
 // at every position it released, with Lock and with Exclusive.
@@ -531,5 +562,13 @@ func TestMap_ExclusiveOrConcurrentReaders(t *testing.T) {
 		if v := m.Get(k%3, uint64(k)+1); v != 1<<rounds-1 {
 			t.Fatalf("key %d: %b", k, v)
 		}
+	}
+}
+
+// Two writers' shards never share a cache line, and a level's table
+// pointers, what every lookup reads, fill one.
+func TestLayout(t *testing.T) {
+	if shardmap.ShardSize != 64 || shardmap.LevelTabsSize != 64 {
+		t.Fatalf("shard %d bytes, a level's table pointers %d; want 64 and 64", shardmap.ShardSize, shardmap.LevelTabsSize)
 	}
 }
