@@ -61,7 +61,62 @@
 // workers; a damaged snapshot changes nothing. docs/RELIABILITY.md lists
 // every promise with the test that shows it.
 //
-// # Hashing
+// # Design
+//
+// Four layers, each with one owner:
+//
+//   - Lanes (lane.go): a worker belongs to one lane, picked by its ID; a lane
+//     is a queue and a writer goroutine pinned to a CPU (or, with
+//     WithWriters(0), the caller's goroutine under the lane's lock). Only the
+//     lane that owns a worker reads or writes that worker's private state and
+//     its bits in the shared index.
+//   - Private state (worker.go, ids.go): per worker, a node per content
+//     (position, sequence hash) it holds or held, with its first engine id,
+//     its parent node, a count of its children and of its engine ids; and an
+//     engine-id map (engine id → node). A worker is simple while every node
+//     is held by exactly one engine id and every node is attached; a second
+//     engine id for one content, or a removal in the middle of a chain, makes
+//     it complex (a content map and lists of children appear) until it is
+//     cleared.
+//   - The shared index (seqentry.go, over package shardmap): per position, an
+//     open-addressed table from sequence hash to the set of workers holding
+//     that content: the set itself when Config.MaxWorkers ≤ 64, else the
+//     handle of an arena slot (package arena) holding it.
+//   - The search (find.go): jump search over the shared index, with binary
+//     search inside a failed jump (see FindMatches).
+//
+// # Invariants
+//
+// Between events, for every worker w:
+//
+//   - A node is attached if and only if it is held (an engine id names it)
+//     and it is at position 0 or its parent is attached.
+//   - Worker w's bit is set in the entry (p, s) if and only if w has an
+//     attached node of content (p, s). So the positions w holds for any
+//     query are prefix-closed, which the search's subset test requires.
+//   - Every engine id of w names one live node of w; a node's engine ids
+//     are its first (kept in the node) and aliases.
+//   - A node that is no longer held but has children stays (a ghost), so
+//     that storing its content again re-attaches the held part below it.
+//   - An entry with no worker is absent from its table (one-word sets) or
+//     its arena slot is freed (handles).
+//
+// While events apply:
+//
+//   - A reader MUST NOT block a writer, nor a writer a reader: queries take
+//     no lock and write nothing shared but striped counters.
+//   - A query MUST report each worker at most once, and only a worker that
+//     held the reported prefix at some instant during the query; for a
+//     worker being written, it MAY report its depth before the write, after
+//     it, or between (the blocks of a Stored batch are attached parent
+//     first, one at a time).
+//   - A rejected event MUST change nothing: validation runs over the whole
+//     batch before the first shared write.
+//   - A slot of a removed worker MAY be reused by a new worker while a query
+//     runs; the query then searches again and reports a slot's worker only
+//     if it held the slot throughout.
+//
+// // # Hashing
 //
 // Local hashes are XXH3-64 with seed 1337 over a block's uint32 tokens as
 // little-endian bytes (HashTokens, TokenHasher); a LoRA adapter changes the
