@@ -1,17 +1,14 @@
 package asm
 
-import (
-	"fmt"
-	"math/bits"
-)
+import "fmt"
 
 // Path is a kernel family.
 type Path uint8
 
 const (
-	PathGeneric Path = iota // math/bits, always available
-	PathAVX2                // AVX2 nibble lookup and VPTEST
-	PathAVX512              // AVX-512 VPOPCNTQ and masked tails
+	PathGeneric Path = iota // a Go loop, always available
+	PathAVX2                // AVX2 VPTEST, 4 words a step
+	PathAVX512              // AVX-512 VPTESTMQ, 8 words a step, masked tails
 )
 
 func (p Path) String() string {
@@ -24,16 +21,21 @@ func (p Path) String() string {
 	return "generic"
 }
 
-// Crossover is the width in words from which the SIMD kernel runs; below
-// it the inlined math/bits loop does. Set from BenchmarkKernels on this
-// project's machines (docs/BENCHMARKS.md): 8 words (512 workers).
-var Crossover = 8
+// Crossover is the width in words from which the subset kernel is worth
+// its call: bitset.BenchmarkCheckpoint (docs/BENCHMARKS.md) has the
+// kernel-first checkpoint even with the scalar loop at 8 words and ahead
+// from 16 (1,024 workers) when every active worker passes.
+var Crossover = 16
 
 var (
-	path      Path
-	andPopcnt func(a, b []uint64) int
-	subset    func(a, b []uint64) bool
+	path   Path
+	subset func(a, b []uint64) bool
 )
+
+// UseKernel reports whether sets of the given width in words go to the
+// SIMD kernel: the one place the width decides (bitset and the flash index
+// ask it).
+func UseKernel(words int) bool { return path != PathGeneric && words >= Crossover }
 
 func selectBest() {
 	switch {
@@ -50,11 +52,11 @@ func selectBest() {
 // error and changes nothing when the CPU cannot run it. Not safe to call
 // while kernels run on other goroutines.
 func SetPath(p Path) error {
-	ap, sub, ok := kernelsFor(p)
+	sub, ok := kernelFor(p)
 	if !ok {
 		return fmt.Errorf("asm: %v kernels not supported on this CPU or build", p)
 	}
-	path, andPopcnt, subset = p, ap, sub
+	path, subset = p, sub
 	return nil
 }
 
@@ -62,34 +64,17 @@ func SetPath(p Path) error {
 func Active() Path { return path }
 
 // Supported reports whether the CPU and build can run p.
-func Supported(p Path) bool { _, _, ok := kernelsFor(p); return ok }
+func Supported(p Path) bool { _, ok := kernelFor(p); return ok }
 
 // Kernels describes the kernels in use.
 func Kernels() string {
 	return fmt.Sprintf("%v from %d words (generic below), race-annotated: %v", path, Crossover, raceEnabled)
 }
 
-// AndPopcnt returns popcount(a AND b) over len(a) words; b must be at least
-// as long.
-func AndPopcnt(a, b []uint64) int {
-	if len(a) < Crossover || path == PathGeneric {
-		b = b[:len(a)]
-		c := 0
-		for i := range a {
-			c += bits.OnesCount64(a[i] & b[i])
-		}
-		return c
-	}
-	b = b[:len(a)]
-	raceRead(a)
-	raceRead(b)
-	return andPopcnt(a, b)
-}
-
 // IsSubset reports whether every bit of a is set in b, over len(a) words; b
 // must be at least as long.
 func IsSubset(a, b []uint64) bool {
-	if len(a) < Crossover || path == PathGeneric {
+	if !UseKernel(len(a)) {
 		b = b[:len(a)]
 		for i := range a {
 			if a[i]&^b[i] != 0 {

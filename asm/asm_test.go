@@ -44,12 +44,9 @@ func lengths() []int {
 }
 
 func checkAgainstTwin(t testing.TB, p Path, a, b []uint64) {
-	ap, sub, ok := kernelsFor(p)
+	sub, ok := kernelFor(p)
 	if !ok {
 		t.Skipf("%v not supported here", p)
-	}
-	if got, want := ap(a, b), andPopcntGeneric(a, b); got != want {
-		t.Fatalf("%v and-popcount of %d words = %d, want %d", p, len(a), got, want)
 	}
 	if got, want := sub(a, b), subsetGeneric(a, b); got != want {
 		t.Fatalf("%v subset of %d words = %v, want %v", p, len(a), got, want)
@@ -70,7 +67,7 @@ func TestKernels_EqualTwinOnBoundaryLengths(t *testing.T) {
 				for i := range b {
 					b[i] = ^uint64(0)
 				}
-				checkAgainstTwin(t, p, a, b) // empty a: subset, count 0
+				checkAgainstTwin(t, p, a, b) // empty a: a subset
 				for i := range a {
 					a[i] = r.Uint64()
 					b[i] = r.Uint64()
@@ -124,21 +121,22 @@ func TestDispatch_ForcedPaths(t *testing.T) {
 		}
 		a, b := make([]uint64, 20), make([]uint64, 20)
 		a[19], b[19] = 3, 1
-		if AndPopcnt(a, b) != 1 || IsSubset(a, b) || !IsSubset(b, a) {
+		if IsSubset(a, b) || !IsSubset(b, a) {
 			t.Fatalf("%v: wrong answers", p)
 		}
 	}
 }
 
-func TestAndPopcnt_ZeroAllocs(t *testing.T) {
+func TestIsSubset_ZeroAllocs(t *testing.T) {
 	a, b := make([]uint64, 16), make([]uint64, 16)
-	if n := testing.AllocsPerRun(100, func() { _ = AndPopcnt(a, b); _ = IsSubset(a, b) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = IsSubset(a, b) }); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}
 }
 
-// BenchmarkKernels: every kernel at every width; the generic rows are the
-// inlined math/bits loop the dispatch uses below the crossover.
+// BenchmarkKernels: the subset kernel of every family at every width; the
+// generic rows are its Go twin called through the dispatch's function value,
+// the inline rows the loop IsSubset runs below the crossover.
 func BenchmarkKernels(b *testing.B) {
 	for _, words := range []int{1, 2, 4, 8, 16, 32, 64} {
 		x, y := make([]uint64, words), make([]uint64, words)
@@ -146,18 +144,7 @@ func BenchmarkKernels(b *testing.B) {
 			x[i], y[i] = 0xF0F0F0F0F0F0F0F0, 0xFFFFFFFFFFFFFFFF
 		}
 		for _, p := range paths {
-			ap, sub, ok := kernelsFor(p)
-			b.Run(fmt.Sprintf("op=andpopcnt/kernel=%v/words=%d", p, words), func(b *testing.B) {
-				if !ok {
-					b.Skip("unsupported")
-				}
-				b.ReportAllocs()
-				s := 0
-				for b.Loop() {
-					s += ap(x, y)
-				}
-				_ = s
-			})
+			sub, ok := kernelFor(p)
 			b.Run(fmt.Sprintf("op=subset/kernel=%v/words=%d", p, words), func(b *testing.B) {
 				if !ok {
 					b.Skip("unsupported")
@@ -172,13 +159,15 @@ func BenchmarkKernels(b *testing.B) {
 				_ = s
 			})
 		}
-		b.Run(fmt.Sprintf("op=andpopcnt/kernel=inline/words=%d", words), func(b *testing.B) {
+		b.Run(fmt.Sprintf("op=subset/kernel=inline/words=%d", words), func(b *testing.B) {
 			saved := Crossover
 			Crossover = 1 << 30
 			defer func() { Crossover = saved }()
 			s := 0
 			for b.Loop() {
-				s += AndPopcnt(x, y)
+				if IsSubset(x, y) {
+					s++
+				}
 			}
 			_ = s
 		})
@@ -208,6 +197,29 @@ func TestStoreRelease_WritesTheWord(t *testing.T) {
 		StoreRelease(&w[1], v)
 		if w != [3]uint64{0x5555, v, 0x5555} {
 			t.Fatalf("StoreRelease(%#x) left %#x", v, w)
+		}
+	}
+}
+
+// The width decides in UseKernel alone: never on the generic path, from the
+// crossover on otherwise; IsSubset answers alike either side of it.
+func TestUseKernel(t *testing.T) {
+	defer selectBest()
+	for _, p := range paths {
+		if SetPath(p) != nil {
+			continue
+		}
+		for _, w := range []int{0, 1, Crossover - 1, Crossover, Crossover + 1, 4 * Crossover} {
+			if got, want := UseKernel(w), p != PathGeneric && w >= Crossover; got != want {
+				t.Fatalf("%v: UseKernel(%d) = %v, want %v", p, w, got, want)
+			}
+			a, b := make([]uint64, w), make([]uint64, w)
+			if w > 0 {
+				a[w-1], b[w-1] = 6, 7
+			}
+			if !IsSubset(a, b) || (w > 0 && IsSubset(b, a)) {
+				t.Fatalf("%v, %d words: wrong subset answers", p, w)
+			}
 		}
 	}
 }

@@ -8,8 +8,8 @@ var hasAVX512, hasAVX2 = false, false
 
 func init() { selectBest() }
 
-func kernelsFor(p Path) (func(a, b []uint64) int, func(a, b []uint64) bool, bool) {
-	return andPopcntGeneric, subsetGeneric, p == PathGeneric
+func kernelFor(p Path) (func(a, b []uint64) bool, bool) {
+	return subsetGeneric, p == PathGeneric
 }
 
 // Prefetch asks the CPU to bring the cache line at addr into every cache

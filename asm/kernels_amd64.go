@@ -4,19 +4,6 @@ package asm
 
 // Generated in kernels_amd64.s by asm/_gen.
 
-// andPopcntAVX512 returns popcount(a AND b) over len(a) words, 8 at a time.
-// Go equivalent: andPopcntGeneric(a, b). Needs AVX512F, AVX512BW,
-// AVX512VPOPCNTDQ and BMI2.
-//
-//go:noescape
-func andPopcntAVX512(a, b []uint64) int
-
-// andPopcntAVX2 returns popcount(a AND b) over len(a) words, 4 at a time.
-// Go equivalent: andPopcntGeneric(a, b). Needs AVX2 and POPCNT.
-//
-//go:noescape
-func andPopcntAVX2(a, b []uint64) int
-
 // subsetAVX512 reports whether a AND NOT b is zero over len(a) words.
 // Go equivalent: subsetGeneric(a, b). Needs AVX512F, AVX512BW and BMI2.
 //

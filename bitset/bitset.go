@@ -44,21 +44,6 @@ func Load(dst, src []uint64) {
 	}
 }
 
-// AndCount returns popcount(a AND shared). Wide sets go to the SIMD kernel
-// (package asm); a reader validates what it read against the slot version,
-// so a vector load racing an atomic bit update is harmless.
-func AndCount(a, shared []uint64) int {
-	n := min(len(a), len(shared))
-	if useSIMD(n) {
-		return asm.AndPopcnt(a[:n], shared[:n])
-	}
-	c := 0
-	for i := 0; i < n; i++ {
-		c += bits.OnesCount64(a[i] & atomic.LoadUint64(&shared[i]))
-	}
-	return c
-}
-
 // AndInto sets scratch dst = a AND shared and returns its popcount.
 func AndInto(dst, a, shared []uint64) int {
 	n := min(len(dst), len(a), len(shared))
@@ -72,7 +57,9 @@ func AndInto(dst, a, shared []uint64) int {
 }
 
 // IsSubset reports whether a ⊆ shared, stopping at the first word that says
-// no. Wide sets go to the SIMD kernel, as in AndCount.
+// no. Wide sets go to the SIMD kernel (package asm); a reader validates what
+// it read against the slot version, so a vector load racing an atomic bit
+// update is harmless.
 func IsSubset(a, shared []uint64) bool {
 	n := min(len(a), len(shared))
 	if useSIMD(n) {

@@ -2,11 +2,11 @@ package bitset_test
 
 import (
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
 )
 
@@ -32,9 +32,6 @@ func checkOps(t testing.TB, a, b ref, width int) {
 			andNot++
 			subset = false
 		}
-	}
-	if got := bitset.AndCount(wa, wb); got != and {
-		t.Fatalf("AndCount = %d, want %d", got, and)
 	}
 	dst := make([]uint64, len(wa))
 	if got := bitset.AndInto(dst, wa, wb); got != and || bitset.Count(dst) != and {
@@ -164,9 +161,10 @@ func TestBitset_ConcurrentSetClear(t *testing.T) {
 			default:
 			}
 			all := []uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
-			if c := bitset.AndCount(all, w); c < 0 || c > width {
+			if c := bitset.AndInto(scratch, all, w); c < 0 || c > width {
 				panic("impossible count")
 			}
+			_ = bitset.IsSubset(all, w)
 			bitset.Load(scratch, w)
 		}
 	}()
@@ -187,7 +185,6 @@ func TestBitset_ZeroAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() {
 		bitset.AtomicSet(b, 5)
 		bitset.AtomicClear(b, 5)
-		_ = bitset.AndCount(a, b)
 		_ = bitset.AndInto(d, a, b)
 		_ = bitset.IsSubset(a, b)
 		_ = bitset.Next(a, 0)
@@ -220,21 +217,54 @@ func TestSlots_LowestFirst(t *testing.T) {
 	}
 }
 
-func BenchmarkAndCount(b *testing.B) {
+// BenchmarkCheckpoint is a jump checkpoint at every width from 64 to 4,096
+// workers: given the active set (mask, its count known) and an entry's
+// shared set, find the active workers that hold the entry (out) and their
+// count. Two ways: the scalar AND-into-and-count loop; the subset kernel
+// first (all pass: copy the mask, else the loop). The kernel is called at
+// every width here (asm.Crossover 1); case=pass has every active worker
+// holding the entry, case=fail one worker missing in the middle word. (An
+// and-popcount kernel first, count equal: copy, else the loop, was never
+// ahead of the subset kernel first: docs/BENCHMARKS.md.)
+func BenchmarkCheckpoint(b *testing.B) {
+	saved := asm.Crossover
+	asm.Crossover = 1
+	defer func() { asm.Crossover = saved }()
 	for _, words := range []int{1, 2, 4, 8, 16, 32, 64} {
-		b.Run(fmt.Sprintf("words=%d", words), func(b *testing.B) {
-			x, y := make([]uint64, words), make([]uint64, words)
-			for i := range x {
-				x[i], y[i] = 0xF0F0F0F0F0F0F0F0, 0xFF00FF00FF00FF00
+		for _, fail := range []bool{false, true} {
+			mask, shared, out := make([]uint64, words), make([]uint64, words), make([]uint64, words)
+			for i := range mask {
+				mask[i], shared[i] = 0x5555_5555_5555_5555, 0x7777_7777_7777_7777
 			}
-			b.ReportAllocs()
-			s := 0
-			for b.Loop() {
-				s += bitset.AndCount(x, y)
+			cnt := bitset.Count(mask)
+			if fail {
+				shared[words/2] &^= 1
 			}
-			if s != b.N*words*16 {
-				b.Fatal(s, bits.OnesCount64(0))
+			name := map[bool]string{false: "pass", true: "fail"}[fail]
+			run := func(path string, f func() int) {
+				b.Run(fmt.Sprintf("words=%d/case=%s/path=%s", words, name, path), func(b *testing.B) {
+					b.ReportAllocs()
+					s := 0
+					for b.Loop() {
+						s += f()
+					}
+					want := b.N * cnt
+					if fail {
+						want -= b.N
+					}
+					if s != want {
+						b.Fatalf("counted %d, want %d", s, want)
+					}
+				})
 			}
-		})
+			run("scalar", func() int { return bitset.AndInto(out, mask, shared) })
+			run("subset", func() int {
+				if asm.IsSubset(mask, shared) {
+					copy(out, mask)
+					return cnt
+				}
+				return bitset.AndInto(out, mask, shared)
+			})
+		}
 	}
 }

@@ -3,7 +3,7 @@
 //
 // Two kinds of words, two kinds of functions: shared words (in an arena slot,
 // written by writers while readers run) are only touched through the Atomic*
-// functions and through the second operand of AndCount, AndInto and IsSubset,
+// functions and through the second operand of AndInto and IsSubset,
 // which load it atomically; scratch words owned by one goroutine use the plain
 // functions. Nothing here allocates or locks, except Slots.
 //
@@ -13,7 +13,7 @@
 // Words(n) words; both operands of a binary operation have the same length
 // (the shorter length is used). Popcounts go through math/bits, which the
 // compiler turns into POPCNT; the asm package's SIMD kernels plug in behind
-// AndCount and IsSubset for wide sets.
+// IsSubset for wide sets.
 //
 // # Invariants
 //

@@ -6,4 +6,4 @@ import "github.com/flashindexer/flashindexer/asm"
 // the race detector it never does: shared words are written atomically by
 // writers, and the kernels' plain vector loads would be reported; the
 // atomic loops below answer the same.
-func useSIMD(n int) bool { return !raceEnabled && n >= asm.Crossover }
+func useSIMD(n int) bool { return !raceEnabled && asm.UseKernel(n) }

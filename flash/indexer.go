@@ -121,7 +121,7 @@ func New(opts ...Option) *Indexer {
 		k0:       binary.LittleEndian.Uint64(key[:8]),
 		k1:       binary.LittleEndian.Uint64(key[8:]),
 	}
-	ix.wide = bw >= asm.Crossover
+	ix.wide = asm.UseKernel(bw)
 	ix.inline = bw == 1
 	ix.directory.Store(&map[Worker]int32{})
 	n := s.lanes()

@@ -13,126 +13,11 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,gc,!purego,!noasm")
-	andPopcntAVX512()
-	andPopcntAVX2()
 	subsetAVX512()
 	subsetAVX2()
 	prefetch()
 	storeRelease()
 	Generate()
-}
-
-// andPopcntAVX512: popcount(a AND b), 8 words a step with VPOPCNTQ, the
-// last 0-7 words through a load mask.
-func andPopcntAVX512() {
-	TEXT("andPopcntAVX512", NOSPLIT, "func(a, b []uint64) int")
-	Doc("andPopcntAVX512 returns popcount(a AND b) over len(a) words; b is at least as long. Needs AVX512F and AVX512VPOPCNTDQ.")
-	a, b, n := args()
-	acc := ZMM()
-	VPXORQ(acc, acc, acc)
-	Label("loop8")
-	CMPQ(n, Imm(8))
-	JB(LabelRef("tail"))
-	x := ZMM()
-	VMOVDQU64(Mem{Base: a}, x)
-	VPANDQ(Mem{Base: b}, x, x)
-	VPOPCNTQ(x, x)
-	VPADDQ(x, acc, acc)
-	ADDQ(Imm(64), a)
-	ADDQ(Imm(64), b)
-	SUBQ(Imm(8), n)
-	JMP(LabelRef("loop8"))
-	Label("tail")
-	TESTQ(n, n)
-	JZ(LabelRef("reduce"))
-	k := tailMask(n)
-	y := ZMM()
-	VMOVDQU64_Z(Mem{Base: a}, k, y)
-	z := ZMM()
-	VMOVDQU64_Z(Mem{Base: b}, k, z)
-	VPANDQ(z, y, y)
-	VPOPCNTQ(y, y)
-	VPADDQ(y, acc, acc)
-	Label("reduce")
-	hi := YMM()
-	VEXTRACTI64X4(U8(1), acc, hi)
-	VPADDQ(hi, acc.AsY(), acc.AsY())
-	h2 := XMM()
-	VEXTRACTI128(U8(1), acc.AsY(), h2)
-	VPADDQ(h2, acc.AsX(), acc.AsX())
-	r := GP64()
-	t := GP64()
-	VMOVQ(acc.AsX(), r)
-	VPEXTRQ(U8(1), acc.AsX(), t)
-	ADDQ(t, r)
-	VZEROUPPER()
-	Store(r, ReturnIndex(0))
-	RET()
-}
-
-// andPopcntAVX2: popcount(a AND b) with the nibble lookup table (VPSHUFB)
-// and VPSADBW, 4 words a step; the last 0-3 words with POPCNTQ.
-func andPopcntAVX2() {
-	lut := GLOBL("nibblePopcnt", RODATA|NOPTR)
-	for i := 0; i < 32; i++ {
-		DATA(i, U8(popcount4(i%16)))
-	}
-	low := GLOBL("lowNibbles", RODATA|NOPTR)
-	for i := 0; i < 32; i++ {
-		DATA(i, U8(0x0f))
-	}
-
-	TEXT("andPopcntAVX2", NOSPLIT, "func(a, b []uint64) int")
-	Doc("andPopcntAVX2 returns popcount(a AND b) over len(a) words; b is at least as long. Needs AVX2 and POPCNT.")
-	a, b, n := args()
-	table, mask, zero, acc := YMM(), YMM(), YMM(), YMM()
-	VMOVDQU(lut, table)
-	VMOVDQU(low, mask)
-	VPXOR(zero, zero, zero)
-	VPXOR(acc, acc, acc)
-	Label("loop4")
-	CMPQ(n, Imm(4))
-	JB(LabelRef("reduce"))
-	v, lo, hi := YMM(), YMM(), YMM()
-	VMOVDQU(Mem{Base: a}, v)
-	VPAND(Mem{Base: b}, v, v)
-	VPAND(mask, v, lo)
-	VPSRLW(U8(4), v, hi)
-	VPAND(mask, hi, hi)
-	VPSHUFB(lo, table, lo)
-	VPSHUFB(hi, table, hi)
-	VPADDB(hi, lo, lo)
-	VPSADBW(zero, lo, lo)
-	VPADDQ(lo, acc, acc)
-	ADDQ(Imm(32), a)
-	ADDQ(Imm(32), b)
-	SUBQ(Imm(4), n)
-	JMP(LabelRef("loop4"))
-	Label("reduce")
-	h := XMM()
-	VEXTRACTI128(U8(1), acc, h)
-	l := acc.AsX()
-	VPADDQ(h, l, l)
-	r, t := GP64(), GP64()
-	VMOVQ(l, r)
-	VPEXTRQ(U8(1), l, t)
-	ADDQ(t, r)
-	VZEROUPPER()
-	Label("tail")
-	TESTQ(n, n)
-	JZ(LabelRef("done"))
-	w := GP64()
-	MOVQ(Mem{Base: a}, w)
-	ANDQ(Mem{Base: b}, w)
-	POPCNTQ(w, w)
-	ADDQ(w, r)
-	ADDQ(Imm(8), a)
-	ADDQ(Imm(8), b)
-	DECQ(n)
-	JMP(LabelRef("tail"))
-	Label("done")
-	Store(r, ReturnIndex(0))
-	RET()
 }
 
 // subsetAVX512: a ⊆ b, 8 words a step, stopping at the first step with a
@@ -262,12 +147,4 @@ func tailMask(n reg.Register) reg.Register {
 	k := K()
 	KMOVQ(m, k)
 	return k
-}
-
-func popcount4(x int) int {
-	c := 0
-	for ; x != 0; x &= x - 1 {
-		c++
-	}
-	return c
 }
