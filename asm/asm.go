@@ -66,6 +66,11 @@ func Active() Path { return path }
 // Supported reports whether the CPU and build can run p.
 func Supported(p Path) bool { _, ok := kernelFor(p); return ok }
 
+// Detected lists the CPU features the kernels can use that this CPU has
+// (avx2, avx512f, avx512bw, bmi2); none in a build without assembly
+// (purego, noasm, or not amd64).
+func Detected() []string { return detected() }
+
 // Kernels describes the kernels in use.
 func Kernels() string {
 	return fmt.Sprintf("%v from %d words (generic below), race-annotated: %v", path, Crossover, raceEnabled)

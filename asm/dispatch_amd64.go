@@ -9,6 +9,20 @@ var (
 	hasAVX2   = cpuid.CPU.Supports(cpuid.AVX2)
 )
 
+// detected lists the CPU features the kernels can use that this CPU has.
+func detected() []string {
+	var out []string
+	for _, f := range []struct {
+		id   cpuid.FeatureID
+		name string
+	}{{cpuid.AVX2, "avx2"}, {cpuid.AVX512F, "avx512f"}, {cpuid.AVX512BW, "avx512bw"}, {cpuid.BMI2, "bmi2"}} {
+		if cpuid.CPU.Supports(f.id) {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 func init() { selectBest() }
 
 func kernelFor(p Path) (func(a, b []uint64) bool, bool) {

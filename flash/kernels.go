@@ -1,6 +1,51 @@
 package flash
 
-import "github.com/flashindexer/flashindexer/asm"
+import (
+	"runtime"
+
+	"github.com/flashindexer/flashindexer/affinity"
+	"github.com/flashindexer/flashindexer/asm"
+)
 
 // Kernels describes the worker-set kernels in use, for logs and the bench.
 func Kernels() string { return asm.Kernels() }
+
+// Features is what the index found on this machine and what it chose.
+type Features struct {
+	// Machine is the CPU's brand, cores and caches, and the CPUs this
+	// process may run on.
+	Machine string
+	// Detected lists the CPU features the worker-set kernels can use that
+	// this CPU has (avx2, avx512f, avx512bw, bmi2).
+	Detected []string
+	// Kernel is the subset kernel family the search uses for wide worker
+	// sets: avx512, avx2 or generic.
+	Kernel string
+	// KernelFromWorkers is the MaxWorkers from which the search's
+	// checkpoint test runs the kernel first (below it, a Go loop).
+	KernelFromWorkers int
+	// Pinning reports whether writer goroutines can be pinned to CPUs
+	// here; WriterCPUs is where New's default writers would go.
+	Pinning    bool
+	WriterCPUs []int
+	// GOMAXPROCS and Race: the Go runtime's settings that change the
+	// index's speed (race builds use atomic loops, not the kernels).
+	GOMAXPROCS int
+	Race       bool
+}
+
+// DetectFeatures reports the machine, the CPU features found, the kernels
+// chosen and where writers would be pinned. It is for logs and tuning
+// (docs/PROFILING.md), not for hot paths.
+func DetectFeatures() Features {
+	return Features{
+		Machine:           affinity.Describe(),
+		Detected:          asm.Detected(),
+		Kernel:            asm.Active().String(),
+		KernelFromWorkers: asm.Crossover * 64,
+		Pinning:           affinity.Supported(),
+		WriterCPUs:        planCPUs(DefaultWriters()),
+		GOMAXPROCS:        runtime.GOMAXPROCS(0),
+		Race:              raceEnabled,
+	}
+}
