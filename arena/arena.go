@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/flashindexer/flashindexer/internal/order"
 )
 
 // Ref addresses a slot. Nil is no slot.
@@ -167,7 +169,7 @@ type Allocator struct {
 	free     []Ref
 	cur, end uint64 // bump range of global indexes
 	// live counts the allocator's live slots. Its owner alone writes it
-	// (publish: no locked add on every allocation); Stats loads it.
+	// (order.Publish: no locked add on every allocation); Stats loads it.
 	live uint64
 }
 
@@ -204,7 +206,7 @@ func (al *Allocator) Alloc(seq uint64) Handle { return al.AllocWith(seq, -1) }
 //
 // A fresh slot (version 0: never handed out) has no reader: none holds a
 // handle to it, and its handle reaches readers only through a release store
-// the caller makes (sync/atomic, or asm.StoreRelease: a shard table's key or
+// the caller makes (sync/atomic, or order.StoreRelease: a shard table's key or
 // value), which orders the slot's words before it. So a
 // fresh slot is written with plain stores, its version included, and costs
 // no atomic operation; each would wait for every store before it to leave
@@ -213,7 +215,7 @@ func (al *Allocator) Alloc(seq uint64) Handle { return al.AllocWith(seq, -1) }
 // version is published last, with a release store. A reader that validates
 // the old version after reading the words must not see a new word, so every
 // word's store must be visible after the odd version's: plain stores keep
-// that order on x86-64 (storesInOrder); elsewhere they are atomic stores.
+// that order on x86-64 (order.StoresInOrder); elsewhere they are atomic stores.
 func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	var r Ref
 	if n := len(al.free); n > 0 {
@@ -231,7 +233,7 @@ func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	}
 	s := al.a.Slot(r)
 	v := Version(s)
-	ordered := v != 0 && !storesInOrder
+	ordered := v != 0 && !order.StoresInOrder
 	setWord(&s[WordSeq], seq, ordered)
 	for i := Header; i < len(s); i++ {
 		// Entries are freed empty and fresh slabs are zero: this store is
@@ -245,23 +247,23 @@ func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	}
 	if v == 0 {
 		v = 2
-		initWord(&s[WordVersion], v)
+		order.Init(&s[WordVersion], v)
 	} else {
 		v++
-		publish(&s[WordVersion], v)
+		order.Publish(&s[WordVersion], v)
 	}
-	publish(&al.live, al.live+1)
+	order.Publish(&al.live, al.live+1)
 	return Handle(uint64(uint32(v))<<32 | uint64(r))
 }
 
 // setWord writes a word of a slot being allocated: with an atomic store
-// when ordered, else with initWord.
+// when ordered, else with order.Init.
 func setWord(p *uint64, v uint64, ordered bool) {
 	if ordered {
 		atomic.StoreUint64(p, v)
 		return
 	}
-	initWord(p, v)
+	order.Init(p, v)
 }
 
 // Free ends the life h names and makes the slot reusable. Readers holding h
@@ -275,7 +277,7 @@ func (al *Allocator) Free(h Handle) bool {
 	}
 	atomic.StoreUint64(&s[WordVersion], v+1)
 	al.free = append(al.free, h.Ref())
-	publish(&al.live, al.live-1)
+	order.Publish(&al.live, al.live-1)
 	if len(al.free) >= poolThreshold {
 		a := al.a
 		a.mu.Lock()

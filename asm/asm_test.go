@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 var paths = []Path{PathGeneric, PathAVX2, PathAVX512}
@@ -171,33 +170,6 @@ func BenchmarkKernels(b *testing.B) {
 			}
 			_ = s
 		})
-	}
-}
-
-// A prefetch of any address, mapped or not, neither faults nor writes.
-func TestPrefetch_AnyAddress(t *testing.T) {
-	x := []uint64{1, 2, 3}
-	for _, a := range []uintptr{0, 1, ^uintptr(0), uintptr(unsafe.Pointer(&x[1]))} {
-		Prefetch(a)
-	}
-	if x[0] != 1 || x[1] != 2 || x[2] != 3 {
-		t.Fatalf("prefetch changed memory: %v", x)
-	}
-}
-
-// StoreRelease writes all 64 bits of the word it is given, and nothing
-// beside it. (Its ordering is the instruction's: a plain store on amd64,
-// whose stores are release stores; atomic.StoreUint64 elsewhere. No test on
-// a total-store-order machine could tell a release store from a plain one.)
-func TestStoreRelease_WritesTheWord(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	var w [3]uint64
-	for _, v := range []uint64{0, 1, 1 << 63, ^uint64(0), r.Uint64(), r.Uint64()} {
-		w = [3]uint64{0x5555, 0x5555, 0x5555}
-		StoreRelease(&w[1], v)
-		if w != [3]uint64{0x5555, v, 0x5555} {
-			t.Fatalf("StoreRelease(%#x) left %#x", v, w)
-		}
 	}
 }
 

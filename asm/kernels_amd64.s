@@ -96,17 +96,3 @@ nov:
 	MOVB $0x00, AL
 	MOVB AL, ret+48(FP)
 	RET
-
-// func Prefetch(addr uintptr)
-// Requires: MMX+
-TEXT ·Prefetch(SB), NOSPLIT|NOFRAME, $0-8
-	MOVQ       addr+0(FP), AX
-	PREFETCHT0 (AX)
-	RET
-
-// func StoreRelease(p *uint64, v uint64)
-TEXT ·StoreRelease(SB), NOSPLIT|NOFRAME, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ v+8(FP), CX
-	MOVQ CX, (AX)
-	RET

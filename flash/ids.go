@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/asm"
+	"github.com/flashindexer/flashindexer/internal/order"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -374,5 +374,5 @@ func (ws *workerState) eachID(f func(k ExternalHash, node uint32)) {
 // prefetchID asks the CPU for the bucket where id k is probed first.
 func (ws *workerState) prefetchID(k ExternalHash) {
 	b := ws.idHash(uint64(k)) & ws.ids.bmask
-	asm.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(b)*unsafe.Sizeof(idBucket{}))
+	order.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(b)*unsafe.Sizeof(idBucket{}))
 }

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/asm"
+	"github.com/flashindexer/flashindexer/internal/order"
 )
 
 const (
@@ -462,13 +462,13 @@ func (m *Map) ExclusiveOr(pos int, key, mask uint64) uint64 {
 		case ok:
 			old := atomic.LoadUint64(t.val(i))
 			if old|mask != old {
-				publish(t.val(i), old|mask)
+				order.Publish(t.val(i), old|mask)
 				t.live += b2i(old == 0)
 			}
 			return old
 		case (t.used+1)*4 <= t.capacity()*3:
-			initWord(t.val(i), mask)
-			publish(t.key(i), key) // the value is in place first
+			order.Init(t.val(i), mask)
+			order.Publish(t.key(i), key) // the value is in place first
 			t.used++
 			t.live++
 			return 0
@@ -569,7 +569,7 @@ func (l *Locked) Put(val uint64) {
 	l.seen = nil
 	if ok {
 		old := atomic.LoadUint64(t.val(i))
-		publish(t.val(i), val)
+		order.Publish(t.val(i), val)
 		t.live += b2i(val != 0) - b2i(old != 0)
 		if !l.drop(t) {
 			l.maybeShrink(t)
@@ -589,8 +589,8 @@ func (l *Locked) Put(val uint64) {
 	}
 	// The slot is empty: readers ignore its value until its key is set,
 	// and the atomic store of the key orders the value's store before it.
-	initWord(t.val(i), val)
-	publish(t.key(i), l.key) // the value is in place first
+	order.Init(t.val(i), val)
+	order.Publish(t.key(i), l.key) // the value is in place first
 	t.used++
 	t.live++
 }
@@ -680,7 +680,7 @@ func (m *Map) Stats() Stats {
 // It reads nothing itself and changes nothing.
 func (m *Map) PrefetchTable(pos int, key uint64) {
 	if t, _ := m.hotTable(pos, key); t != nil {
-		asm.Prefetch(uintptr(unsafe.Pointer(t)))
+		order.Prefetch(uintptr(unsafe.Pointer(t)))
 	}
 }
 
@@ -697,7 +697,7 @@ func (m *Map) bucketAddr(pos int, key uint64) uintptr {
 // first.
 func (m *Map) PrefetchBucket(pos int, key uint64) {
 	if a := m.bucketAddr(pos, key); a != 0 {
-		asm.Prefetch(a)
+		order.Prefetch(a)
 	}
 }
 

@@ -15,8 +15,6 @@ func main() {
 	ConstraintExpr("amd64,gc,!purego,!noasm")
 	subsetAVX512()
 	subsetAVX2()
-	prefetch()
-	storeRelease()
 	Generate()
 }
 
@@ -96,29 +94,6 @@ func subsetAVX2() {
 	VZEROUPPER()
 	Label("nov")
 	retBool(false)
-}
-
-// prefetch: one PREFETCHT0, for writers that know a batch's addresses
-// before they need them.
-func prefetch() {
-	TEXT("Prefetch", NOSPLIT|NOFRAME, "func(addr uintptr)")
-	Doc("Prefetch asks the CPU to bring the cache line at addr into every cache level. It never faults.")
-	a := Load(Param("addr"), GP64())
-	PREFETCHT0(Mem{Base: a})
-	RET()
-}
-
-// storeRelease: one plain MOVQ. x86 makes stores visible in program order
-// (TSO), so the word is seen only after every store before it: a release
-// store without the locked exchange of sync/atomic's Store.
-func storeRelease() {
-	TEXT("StoreRelease", NOSPLIT|NOFRAME, "func(p *uint64, v uint64)")
-	Pragma("noescape")
-	Doc("StoreRelease writes v to *p with a plain store, ordered after every earlier store.")
-	p := Load(Param("p"), GP64())
-	v := Load(Param("v"), GP64())
-	MOVQ(v, Mem{Base: p})
-	RET()
 }
 
 func retBool(v bool) {

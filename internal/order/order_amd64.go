@@ -1,0 +1,14 @@
+//go:build amd64 && gc && !purego && !noasm
+
+package order
+
+// Prefetch asks the CPU to bring the cache line at addr into every cache
+// level (PREFETCHT0). It never faults, whatever addr is.
+func Prefetch(addr uintptr)
+
+// StoreRelease writes v to *p as a release store: one plain MOVQ on amd64
+// (see the package comment). The race detector does not see it: race
+// builds publish with sync/atomic (Publish).
+//
+//go:noescape
+func StoreRelease(p *uint64, v uint64)
