@@ -82,8 +82,9 @@
 //     open-addressed table from sequence hash to the set of workers holding
 //     that content: the set itself when Config.MaxWorkers ≤ 64, else the
 //     handle of an arena slot (package arena) holding it.
-//   - The search (find.go): jump search over the shared index, with binary
-//     search inside a failed jump (see FindMatches).
+//   - The search (package jump): jump search with binary search inside a
+//     failed jump, over a prober; find.go is the prober that reads the
+//     shared index, and search_gen.go the search specialized to it.
 //
 // # Invariants
 //

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/jump"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -17,15 +18,10 @@ type finder struct {
 	seqs     []SeqHash
 	computed int // seqs[:computed] are known
 	dst      *Scores
-	epoch    uint64   // the index's slot epoch when the search began
-	careful  bool     // emit checks each slot's owner (a slot changed hands)
-	sets     []uint64 // scratch sets, bw words each
-	bw       int
+	epoch    uint64 // the index's slot epoch when the search began
+	careful  bool   // Emit checks each slot's owner (a slot changed hands)
 	probes   int
 }
-
-// set returns scratch set k.
-func (f *finder) set(k int) []uint64 { return f.sets[k*f.bw : (k+1)*f.bw : (k+1)*f.bw] }
 
 // seq returns the query's sequence hash at position i, extending the lazily
 // computed chain as far as needed.
@@ -63,12 +59,11 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	if n == 0 {
 		return
 	}
-	levels := bits.Len(uint(ix.jump)) + 1
-	need := (3 + 2*levels) * ix.bw
+	need := jump.Scratch(ix.bw, ix.jump)
 	if cap(dst.sets) < need {
 		dst.sets = make([]uint64, need)
 	}
-	f := finder{ix: ix, locals: q.Locals, dst: dst, sets: dst.sets[:need], bw: ix.bw}
+	f := finder{ix: ix, locals: q.Locals, dst: dst}
 	if q.HasSeqs() {
 		f.seqs, f.computed = q.Seqs, n
 	} else {
@@ -76,14 +71,14 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	}
 	// Each worker is in one lane, so with a table per lane the searches
 	// find disjoint workers. A slot that changes hands while they run may be
-	// reported as its new worker: then they run again, and emit checks each
+	// reported as its new worker: then they run again, and Emit checks each
 	// slot's owner.
 	f.epoch = ix.slotEpoch.Load()
 	f.careful = f.epoch&1 != 0
 	for {
 		for _, t := range ix.tabs {
 			f.tab = t
-			f.search(n)
+			f.probes += jumpSearch(&f, n, ix.jump, ix.bw, dst.sets[:need])
 		}
 		if f.careful || ix.slotEpoch.Load() == f.epoch {
 			break
@@ -94,57 +89,14 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	dst.probes = f.probes
 }
 
-func (f *finder) search(n int) {
-	active, next, dropped := f.set(0), f.set(1), f.set(2)
-	cnt := f.probe(0, nil, active, 0)
-	if cnt == 0 {
-		return
-	}
-	J := f.ix.jump
-	lo := 0 // every active worker holds positions 0..lo
-	for lo < n-1 {
-		c := min(lo+J, n-1)
-		got := f.probe(c, active, next, cnt)
-		if got != cnt {
-			bitset.AndNotInto(dropped, active, next)
-			f.resolve(dropped, lo, c, 0)
-			if got == 0 {
-				return
-			}
-		}
-		active, next = next, active
-		cnt, lo = got, c
-	}
-	f.emit(active, n)
-}
+// The finder is the search's prober (package jump); jumpSearch is the
+// search specialized to it (search_gen.go).
+var _ jump.Prober = (*finder)(nil)
 
-// resolve finds the depth of every worker in s: each holds position lo and
-// none holds hi.
-func (f *finder) resolve(s []uint64, lo, hi, level int) {
-	for hi-lo > 1 {
-		m := lo + (hi-lo)/2
-		in, out := f.set(3+2*level), f.set(4+2*level)
-		k := f.probe(m, s, in, -1)
-		if k == 0 { // nobody holds m: all stop before it
-			hi = m
-			continue
-		}
-		if bitset.AndNotInto(out, s, in) == 0 { // everybody holds m
-			lo = m
-			continue
-		}
-		f.resolve(out, lo, m, level+1)
-		s, lo = in, m
-		level++
-	}
-	f.emit(s, lo+1)
-}
-
-// probe writes into out the members of mask (all workers when mask is nil)
+// Probe (the search's prober) writes into out the members of mask (all workers when mask is nil)
 // that hold the query's block at pos, and returns how many there are.
 // maskCount is popcount(mask) when the caller knows it, else -1.
-func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
-	f.probes++
+func (f *finder) Probe(pos int, mask, out []uint64, maskCount int) int {
 	ix := f.ix
 	seq := f.seq(pos)
 	for try := 0; try < maxProbeRetries; try++ {
@@ -156,14 +108,14 @@ func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 	return 0
 }
 
-// emit adds every worker of s with the given depth. It writes the fields in
+// Emit (the search's prober) adds every worker of s with the given depth. It writes the fields in
 // place: building each Match on the stack and copying it costs a store-
 // forwarding stall per worker, which dominated queries matching many workers.
 //
 // A bit names a slot, not a worker. When no slot changed hands during the
 // search (the slot epoch even and unchanged around it: FindMatches checks),
 // each slot's worker is the one whose bit the search saw. Otherwise the
-// search runs again carefully: emit reports a slot's worker only when that
+// search runs again carefully: Emit reports a slot's worker only when that
 // worker took the slot before the search began and still holds it (its
 // intern epoch below the search's, unchanged across the reads, and the slot
 // live), so the worker held the slot at every probe that saw the bit. A
@@ -171,7 +123,7 @@ func (f *finder) probe(pos int, mask, out []uint64, maskCount int) int {
 // meanwhile, and its new one may never have held the prefix. Either way
 // each reported worker held one slot throughout, and none is reported
 // twice.
-func (f *finder) emit(s []uint64, depth int) {
+func (f *finder) Emit(s []uint64, depth int) {
 	ix := f.ix
 	ms := f.dst.Matches
 	n := len(ms)
@@ -207,9 +159,9 @@ func (f *finder) emit(s []uint64, depth int) {
 	f.dst.Matches = ms[:n]
 }
 
-// emitCareful is emit's loop once a slot changed hands during the search:
+// emitCareful is Emit's loop once a slot changed hands during the search:
 // each slot's worker is checked with owned. It fills ms from n and returns
-// the new length. It is a loop of its own, not a branch in emit's: the
+// the new length. It is a loop of its own, not a branch in Emit's: the
 // branch cost every query that matches many workers about 5%.
 func (f *finder) emitCareful(s []uint64, ms []Match, n, depth, tokens int) int {
 	ix := f.ix
@@ -235,7 +187,7 @@ func (f *finder) emitCareful(s []uint64, ms []Match, n, depth, tokens int) int {
 
 // owned writes the identity of slot in's worker into m and reports whether
 // that worker took the slot before the search began and held it until now
-// (emit, once a slot changed hands during the search).
+// (Emit, once a slot changed hands during the search).
 func (f *finder) owned(in *slotInfo, sinceOf *atomic.Uint64, m *Match) bool {
 	since := sinceOf.Load()
 	if since >= f.epoch {

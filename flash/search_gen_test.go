@@ -1,0 +1,30 @@
+package flash
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/internal/specialize"
+)
+
+// search_gen.go is package jump's search specialized to the finder, and
+// nothing else: regenerated from jump/jump.go it comes out the same.
+func TestSearchGen_Current(t *testing.T) {
+	src, err := os.ReadFile("../jump/jump.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := specialize.Specialize(src, "flash", "*finder", "jump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("search_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("flash/search_gen.go is not jump/jump.go's search specialized: run\n" +
+			"go run ./internal/specialize/cmd -in jump/jump.go -out flash/search_gen.go -pkg flash -type '*finder' -prefix jump")
+	}
+}
