@@ -20,9 +20,8 @@
 // Position first: the hot early positions (system prompts, shared
 // preambles) live in small tables that stay in cache. A table interleaves
 // keys and values so a hit costs one cache line; it probes linearly from the
-// bucket that the hash's bits below the shard's pick, so a table keeps its
-// keys in hash order and a rebuild writes the new table as a stream. Key 0
-// lives in a field of its own, since 0 marks an empty slot.
+// low bits of the keyed hash. Key 0 lives in a field of its own, since 0
+// marks an empty slot.
 //
 // Slot placement uses hash(key) = hi^lo of (key ⊕ k0) × k1 with k0, k1 drawn
 // once per process from crypto/rand: local hashes come from user prompts, and

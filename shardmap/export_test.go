@@ -56,3 +56,9 @@ func PrefetchAddrs(m *Map, pos int, key uint64) (table, bucket, wantTable, wantB
 // ShardSize and LevelTabsSize are the sizes of a shard (padded to a line)
 // and of a level's read side (its table pointers, one line).
 var ShardSize, LevelTabsSize = unsafe.Sizeof(shard{}), unsafe.Sizeof(level{}.tabs)
+
+// WithSecret gives m the hash secret (k0, k1|1) in place of the process's.
+func WithSecret(m *Map, k0, k1 uint64) *Map {
+	m.k0, m.k1 = k0, k1|1
+	return m
+}
