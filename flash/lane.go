@@ -19,6 +19,27 @@ func planCPUs(n int) []int { return affinity.Plan(n) }
 
 // lane is one writer: the private state of the workers it owns, its arena
 // allocator, its counters, and (with writer goroutines) its event queue.
+//
+// The queue is a ring of items with counters head ≤ tail (never wrapped:
+// an item's place is its counter modulo the ring's length). Its protocol:
+//
+//   - Producers (enqueue) MUST hold mu to copy an event into ring[tail] and
+//     advance tail; they wait on notFull while tail-head is the ring's
+//     length (TryApply refuses instead). Once Close began, nothing is
+//     added.
+//   - The writer alone reads items in [head, tail): it takes end = tail
+//     under mu, applies [head, end) without the lock, then advances head
+//     to end under mu. Items in [head, end) MUST NOT be written by anyone
+//     else meanwhile, which holds because producers write only at tail and
+//     tail-head never passes the ring's length.
+//   - An applied item keeps no reference to the caller's slices (release),
+//     and buffers over keepBlocks are dropped, so the ring holds at most
+//     queue × keepBlocks blocks between bursts.
+//   - Flush returns once head reaches the tail it saw: every event accepted
+//     before the call has been applied. The writer parks on notEmpty only
+//     with mu held and head == tail, after idleSpin of watching queued.
+//   - In synchronous mode there is no ring: mu is the lane, held for each
+//     event.
 type lane struct {
 	ix       *Indexer
 	id       int
