@@ -5,6 +5,7 @@ import (
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/asm"
+	"github.com/flashindexer/flashindexer/internal/order"
 )
 
 // Kernels describes the worker-set kernels in use, for logs and the bench.
@@ -46,6 +47,6 @@ func DetectFeatures() Features {
 		Pinning:           affinity.Supported(),
 		WriterCPUs:        planCPUs(DefaultWriters()),
 		GOMAXPROCS:        runtime.GOMAXPROCS(0),
-		Race:              raceEnabled,
+		Race:              order.Race,
 	}
 }

@@ -1,5 +1,0 @@
-//go:build race
-
-package bitset
-
-const raceEnabled = true

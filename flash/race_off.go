@@ -1,5 +1,0 @@
-//go:build !race
-
-package flash
-
-const raceEnabled = false
