@@ -140,31 +140,30 @@ func (ws *workerState) idNode(v uint32) uint32 {
 
 func (ws *workerState) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
 
-// idFind returns the slot of id k (not 0) and true, or false.
-func (ws *workerState) idFind(k uint64) (int, bool) {
+// idFind returns the slot of id k (not 0) and true, or false; and k's hash.
+func (ws *workerState) idFind(k uint64) (s int, ok bool, h uint64) {
 	m := &ws.ids
-	h := ws.idHash(k)
+	h = ws.idHash(k)
 	tag := tagOf(h)
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
 		for c := matchTags(bk, tag); c != 0; c &= c - 1 {
 			j := bits.TrailingZeros32(c)
 			if ws.idKey(bk.vals[j]) == k {
-				return int(b)<<idSlotBits | j, true
+				return int(b)<<idSlotBits | j, true, h
 			}
 		}
 		if bk.over == 0 {
-			return 0, false
+			return 0, false, h
 		}
 	}
 }
 
-// idInsert puts value v of id k (not 0, absent) in the first free slot of
-// its probe, counts an overflow in each full bucket it passes, and returns
-// the slot. The table has a free slot.
-func (ws *workerState) idInsert(k uint64, v uint32) int {
+// idInsert puts value v of an absent id (not 0) of hash h in the first
+// free slot of its probe, counts an overflow in each full bucket it passes,
+// and returns the slot. The table has a free slot.
+func (ws *workerState) idInsert(h uint64, v uint32) int {
 	m := &ws.ids
-	h := ws.idHash(k)
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
 		if free := matchTags(bk, 0); free != 0 {
@@ -184,7 +183,7 @@ func (ws *workerState) getID(k ExternalHash) (uint32, bool) {
 	if k == 0 {
 		return ws.idNode(m.zv), m.hasZ
 	}
-	if s, ok := ws.idFind(uint64(k)); ok {
+	if s, ok, _ := ws.idFind(uint64(k)); ok {
 		return ws.idNode(*m.at(s)), true
 	}
 	return 0, false
@@ -205,12 +204,13 @@ func (ws *workerState) claimID(k ExternalHash, i int) (slot int, v uint32, found
 		m.n++
 		return -1, m.zv, false
 	}
-	if s, ok := ws.idFind(uint64(k)); ok {
+	s, ok, h := ws.idFind(uint64(k))
+	if ok {
 		return s, *m.at(s), true
 	}
 	m.n++
 	v = idClaim | uint32(i)
-	return ws.idInsert(uint64(k), v), v, false
+	return ws.idInsert(h, v), v, false
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
@@ -254,7 +254,7 @@ func (ws *workerState) addID(k ExternalHash, ni uint32) {
 		ws.setID(-1, k, ni)
 		return
 	}
-	ws.setID(ws.idInsert(uint64(k), 0), k, ni)
+	ws.setID(ws.idInsert(ws.idHash(uint64(k)), 0), k, ni)
 }
 
 // dropID removes id k and returns its node.
@@ -268,12 +268,12 @@ func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
 		m.hasZ, v = false, m.zv
 		m.n--
 	} else {
-		s, ok := ws.idFind(uint64(k))
+		s, ok, h := ws.idFind(uint64(k))
 		if !ok {
 			return 0, false
 		}
 		v = *m.at(s)
-		ws.idDelete(uint64(k), s)
+		ws.idDelete(h, s)
 	}
 	if v&idClaim != 0 {
 		return 0, true // a claim given back
@@ -291,14 +291,14 @@ func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
 	return ni, true
 }
 
-// idDelete empties slot s of id k and takes back the overflows its insert
-// counted; a table left mostly empty shrinks.
-func (ws *workerState) idDelete(k uint64, s int) {
+// idDelete empties slot s of the id of hash h and takes back the overflows
+// its insert counted; a table left mostly empty shrinks.
+func (ws *workerState) idDelete(h uint64, s int) {
 	m := &ws.ids
 	m.n--
 	last := uint64(s >> idSlotBits)
 	m.b[last].tags[s&(1<<idSlotBits-1)] = 0
-	for b := ws.idHash(k) & m.bmask; b != last; b = (b + 1) & m.bmask {
+	for b := h & m.bmask; b != last; b = (b + 1) & m.bmask {
 		if m.b[b].over != 255 {
 			m.b[b].over--
 		}
@@ -332,13 +332,13 @@ func (ws *workerState) idGrow(c int) {
 		base := uint32(ci) << nodeChunkBits
 		for k := range chunk {
 			if i := base + uint32(k); i < ws.n && chunk[k].st&nodeOwnID != 0 && chunk[k].ext != 0 {
-				ws.idInsert(uint64(chunk[k].ext), i)
+				ws.idInsert(ws.idHash(uint64(chunk[k].ext)), i)
 			}
 		}
 	}
 	for j, a := range ws.aliases {
 		if a.node != freeAlias && a.ext != 0 {
-			ws.idInsert(uint64(a.ext), idAlias|uint32(j))
+			ws.idInsert(ws.idHash(uint64(a.ext)), idAlias|uint32(j))
 		}
 	}
 }
