@@ -70,7 +70,7 @@
 //     WithWriters(0), the caller's goroutine under the lane's lock). Only the
 //     lane that owns a worker reads or writes that worker's private state and
 //     its bits in the shared index.
-//   - Private state (worker.go, ids.go): per worker, a node per content
+//   - Private state (internal/worker): per worker, a node per content
 //     (position, sequence hash) it holds or held, with its first engine id,
 //     its parent node, a count of its children and of its engine ids; and an
 //     engine-id map (engine id → node). A worker is simple while every node
@@ -78,7 +78,7 @@
 //     engine id for one content, or a removal in the middle of a chain, makes
 //     it complex (a content map and lists of children appear) until it is
 //     cleared.
-//   - The shared index (seqentry.go, over package shardmap): per position, an
+//   - The shared index (internal/entry, over package shardmap): per position, an
 //     open-addressed table from sequence hash to the set of workers holding
 //     that content: the set itself when Config.MaxWorkers ≤ 64, else the
 //     handle of an arena slot (package arena) holding it.
@@ -117,7 +117,7 @@
 //     runs; the query then searches again and reports a slot's worker only
 //     if it held the slot throughout.
 //
-// // # Hashing
+// # Hashing
 //
 // Local hashes are XXH3-64 with seed 1337 over a block's uint32 tokens as
 // little-endian bytes (HashTokens, TokenHasher); a LoRA adapter changes the

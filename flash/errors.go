@@ -1,24 +1,28 @@
 package flash
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/flashindexer/flashindexer/internal/worker"
+)
 
 // Errors returned by Apply (in synchronous mode, or for admission checks) and
 // reported to the rejection callback. Every rejection is also counted in Stats.
 var (
 	// ErrUnknownParent: a Stored event names a parent that this worker does not
 	// hold. Nothing of the event is applied.
-	ErrUnknownParent = errors.New("flash: stored event's parent is not held by the worker")
+	ErrUnknownParent = worker.ErrUnknownParent
 	// ErrHashConflict: a Stored event carries an external hash that the worker
 	// already holds at another position, or with other content (another
 	// sequence hash), or twice in one batch. Nothing of the event is applied.
-	ErrHashConflict = errors.New("flash: external hash already held at another place")
+	ErrHashConflict = worker.ErrHashConflict
 	// ErrEmptyEvent: a Stored or Removed event with no blocks.
 	ErrEmptyEvent = errors.New("flash: event carries no blocks")
 	// ErrBatchTooLarge: an event with more blocks than the configured bound.
 	ErrBatchTooLarge = errors.New("flash: event carries more blocks than allowed")
 	// ErrTooDeep: a Stored event would place a block past the configured
 	// maximum depth.
-	ErrTooDeep = errors.New("flash: block position past the configured maximum depth")
+	ErrTooDeep = worker.ErrTooDeep
 	// ErrTooManyWorkers: a new worker's first block arrives while MaxWorkers
 	// workers are already known. Nothing of the event is applied.
 	ErrTooManyWorkers = errors.New("flash: too many workers")

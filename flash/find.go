@@ -100,7 +100,7 @@ func (f *finder) Probe(pos int, mask, out []uint64, maskCount int) int {
 	ix := f.ix
 	seq := f.seq(pos)
 	for try := 0; try < maxProbeRetries; try++ {
-		if c, ok := ix.readEntry(ix.findEntry(f.tab, pos, seq), mask, out, maskCount); ok {
+		if c, ok := ix.sets.Read(ix.sets.Find(f.tab, pos, uint64(seq)), mask, out, maskCount); ok {
 			return c
 		}
 	}

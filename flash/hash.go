@@ -2,14 +2,14 @@ package flash
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"unsafe"
 
+	"github.com/flashindexer/flashindexer/internal/chain"
 	"github.com/zeebo/xxh3"
 )
 
 // Seed is the XXH3 seed of local and sequence hashes (Dynamo's router uses it).
-const Seed uint64 = 1337
+const Seed = chain.Seed
 
 // LoRASeed returns the local-hash seed for blocks computed under a LoRA adapter:
 // Seed + XXH3-64(name), wrapping. The empty name is the base model: Seed.
@@ -54,28 +54,9 @@ func appendTokens(dst []byte, tokens []uint32) []byte {
 // Chain returns the sequence hash of a block whose parent has sequence hash
 // prev: XXH3-64(le64(prev) ‖ le64(local)) with Seed, as Dynamo's router
 // computes it. The first block's sequence hash is its local hash.
-//
-// It is XXH3's 9-to-16-byte path written out for 16 bytes and Seed: one
-// 64×64→128 multiply and an avalanche, no dispatch on the length; every
-// stored block and every lazily hashed query block goes through it.
-// TestChain_IsXXH3 checks it against the library.
 func Chain(prev SeqHash, local LocalHash) SeqHash {
-	lo := uint64(prev) ^ chainFlip1
-	hi := uint64(local) ^ chainFlip2
-	h, l := bits.Mul64(lo, hi)
-	acc := 16 + bits.ReverseBytes64(lo) + hi + (h ^ l)
-	acc ^= acc >> 37
-	acc *= 0x165667919e3779f9
-	return SeqHash(acc ^ acc>>32)
+	return SeqHash(chain.Chain(uint64(prev), uint64(local)))
 }
-
-// chainFlip1 and chainFlip2 are XXH3's bitflips of a 9-to-16-byte input
-// under Seed: (secret[24:32] ^ secret[32:40]) + Seed and
-// (secret[40:48] ^ secret[48:56]) - Seed, of its default secret.
-const (
-	chainFlip1 = 0x6782737bea423ef2
-	chainFlip2 = 0xaf56bc3b09964d01
-)
 
 // ChainLocals appends to dst the sequence hashes of locals, a prefix from
 // position 0, and returns the extended slice.

@@ -10,6 +10,7 @@ import (
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/internal/entry"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -18,18 +19,16 @@ import (
 //
 // Events go to the writer that owns their worker (sticky by worker ID), so
 // one worker's events apply in order and its private state has one owner.
-// The shared index is a shardmap from (position, sequence hash) to an arena
-// slot holding the set of workers that hold that content (seqentry.go);
+// The shared index is a shardmap from (position, sequence hash) to the set
+// of workers that hold that content (internal/entry);
 // with WithLaneTables each lane has such a table for its own workers.
 type Indexer struct {
 	cfg  Config
 	jump int
-	bw   int  // words per worker set
-	wide bool // worker sets wide enough for the SIMD subset test
-	// inline: worker sets fit one word and live in the table's values
-	// (seqentry.go); else the values are arena handles.
-	inline bool
-	ar     *arena.Arena
+	bw   int // words per worker set
+	// sets: how the shared entries keep worker sets (internal/entry):
+	// inline in the table's values, or in arena slots.
+	sets entry.Sets
 	// tabs: the shared table, or one per lane (WithLaneTables); a query
 	// searches each.
 	tabs  []*shardmap.Map
@@ -110,7 +109,6 @@ func New(opts ...Option) *Indexer {
 		cfg:      s.cfg,
 		jump:     s.jump,
 		bw:       bw,
-		ar:       arena.New(bw),
 		sync:     s.writers == 0,
 		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
 		info:     make([]slotInfo, s.cfg.MaxWorkers),
@@ -121,8 +119,7 @@ func New(opts ...Option) *Indexer {
 		k0:       binary.LittleEndian.Uint64(key[:8]),
 		k1:       binary.LittleEndian.Uint64(key[8:]),
 	}
-	ix.wide = asm.UseKernel(bw)
-	ix.inline = bw == 1
+	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1, Wide: asm.UseKernel(bw)}
 	ix.directory.Store(&map[Worker]int32{})
 	n := s.lanes()
 	if s.laneTables && n > 1 {
@@ -140,7 +137,7 @@ func New(opts ...Option) *Indexer {
 		ln := newLane(ix, i, s.queue)
 		// A lane with a table of its own, or the only lane, is its table's
 		// single writer.
-		ln.tab, ln.excl = ix.tabs[min(i, len(ix.tabs)-1)], len(ix.tabs) > 1 || n == 1
+		ln.own.W.Tab, ln.own.W.Excl = ix.tabs[min(i, len(ix.tabs)-1)], len(ix.tabs) > 1 || n == 1
 		ix.lanes = append(ix.lanes, ln)
 		if !ix.sync {
 			cpu := -1

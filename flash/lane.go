@@ -8,10 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/flashindexer/flashindexer/affinity"
-	"github.com/flashindexer/flashindexer/arena"
-	"github.com/flashindexer/flashindexer/shardmap"
+	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
 // planCPUs picks CPUs for n pinned writers.
@@ -43,18 +44,10 @@ func planCPUs(n int) []int { return affinity.Plan(n) }
 type lane struct {
 	ix       *Indexer
 	id       int
-	alloc    *arena.Allocator
-	tab      *shardmap.Map // the shared table it writes: the index's, or its own
-	excl     bool          // no other lane writes tab: no shard locks
-	workers  map[Worker]*workerState
+	own      worker.Owner // its workers' entry writer, map keys and scratch
+	workers  map[Worker]*worker.State
 	counters Counters
-	pending  []pendingBlock    // scratch: one event's validated blocks
-	stack    []uint32          // scratch: subtree walks
 	nextID   map[Worker]uint64 // event id tracking: the id expected next
-	// checkKids is the invariant checks' scratch (flash_invariants builds
-	// only; nil otherwise).
-	checkKids []uint32
-	checkOver []int
 
 	mu sync.Mutex // the queue; in synchronous mode, the whole lane
 	// ring holds queued items; [head, tail) are waiting or being applied.
@@ -102,15 +95,13 @@ func shed[T any](s []T, keep int) []T {
 	return s
 }
 
-type pendingBlock struct {
-	seq  SeqHash
-	node uint32 // the worker's node of a duplicate
-	dup  bool
-	slot int // a new block's engine id's slot in the worker's map
-}
-
 func newLane(ix *Indexer, id, queue int) *lane {
-	ln := &lane{ix: ix, id: id, alloc: ix.ar.NewAllocator(), workers: map[Worker]*workerState{}}
+	ln := &lane{ix: ix, id: id, workers: map[Worker]*worker.State{}}
+	ln.own.W = entry.Writer{Sets: &ix.sets, Alloc: ix.sets.Arena.NewAllocator()}
+	ln.own.K0, ln.own.K1 = ix.k0, ix.k1
+	if ix.capacity != nil {
+		ln.own.Hint = func(id uint64, rank uint32) int { return ix.capacity(Worker{ID: id, DPRank: rank}) }
+	}
 	if !ix.sync {
 		ln.ring = make([]item, queue)
 	}
@@ -302,16 +293,6 @@ func (ln *lane) stop() {
 	ln.mu.Unlock()
 }
 
-// keepScratch: a lane's scratch buffers for one event stay between events up
-// to this many entries; a larger event's go with it.
-const keepScratch = 4096
-
-// trimScratch releases scratch buffers that one large event grew.
-func (ln *lane) trimScratch() {
-	ln.pending, ln.stack = shed(ln.pending, keepScratch), shed(ln.stack, keepScratch)
-	ln.checkKids, ln.checkOver = shed(ln.checkKids, 1<<20), shed(ln.checkOver, 1<<20)
-}
-
 // trackID checks ev's id against its worker's sequence.
 func (ln *lane) trackID(ev *Event) {
 	next, seen := ln.nextID[ev.Worker]
@@ -336,31 +317,77 @@ func (ln *lane) apply(ev *Event) error {
 		ln.trackID(ev)
 	}
 	var err error
+	ws := ln.workers[ev.Worker]
 	switch ev.Kind {
 	case KindStored:
-		err = ln.store(ev)
+		ws, err = ln.store(ws, ev)
 	case KindRemoved:
-		if ws := ln.workers[ev.Worker]; ws != nil {
-			ln.remove(ws, ev.Hashes)
-		} else {
+		if ws == nil {
 			ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)))
+			break
 		}
+		removed := ln.own.Remove(ws, hashesOf(ev.Hashes))
+		ln.counters.Add(CounterBlocksRemoved, uint64(removed))
+		ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)-removed))
 	case KindCleared:
-		if ws := ln.workers[ev.Worker]; ws != nil {
-			ln.clear(ws)
+		if ws != nil {
+			ln.own.Clear(ws)
 		}
 	default:
 		err = ErrBadKind
 	}
-	if invariants {
-		ln.checkWorker(ln.workers[ev.Worker])
+	if ws != nil && ws.Slot >= 0 {
+		ln.ix.info[ws.Slot].blocks.Store(int64(ws.Blocks()))
+		ln.own.Check(ws)
 	}
-	ln.trimScratch()
+	ln.own.TrimScratch()
 	if err != nil {
 		return ln.ix.reject(ev, err, &ln.counters)
 	}
 	ln.counters.Applied(ev.Kind)
 	return nil
+}
+
+// store validates a Stored event whole, then applies it; a worker seen for
+// the first time gets its state here, and a slot only once the batch is
+// valid. It returns the worker's state (nil if it has none).
+func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
+	fresh := ws == nil
+	if fresh {
+		if ev.HasParent {
+			return nil, ErrUnknownParent
+		}
+		ws = ln.own.New(ev.Worker.ID, ev.Worker.DPRank, -1)
+	}
+	if err := ln.own.Prepare(ws, uint64(ev.Parent), ev.HasParent, blocksOf(ev.Blocks), ln.ix.cfg.MaxDepth); err != nil {
+		if fresh {
+			return nil, err
+		}
+		return ws, err
+	}
+	if fresh {
+		slot, err := ln.ix.intern(ev.Worker)
+		if err != nil {
+			return nil, err // the new state is dropped, its claims with it
+		}
+		ws.Slot = slot
+		ln.workers[ev.Worker] = ws
+	}
+	stored, dup := ln.own.Commit(ws)
+	ln.counters.Add(CounterBlocksStored, uint64(stored))
+	ln.counters.Add(CounterBlocksDuplicate, uint64(dup))
+	return ws, nil
+}
+
+// blocksOf views blocks as the worker package's: one layout, two words
+// (TestLayout checks it).
+func blocksOf(b []Block) []worker.Block {
+	return unsafe.Slice((*worker.Block)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}
+
+// hashesOf views engine ids as words.
+func hashesOf(h []ExternalHash) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(h))), len(h))
 }
 
 func (ln *lane) removeWorker(id uint64) {
@@ -369,8 +396,8 @@ func (ln *lane) removeWorker(id uint64) {
 		if w.ID != id {
 			continue
 		}
-		ln.clear(ws)
-		ln.ix.release(w, ws.slot)
+		ln.own.Clear(ws)
+		ln.ix.release(w, ws.Slot)
 		delete(ln.workers, w)
 		removed = true
 	}

@@ -1,6 +1,6 @@
 package flash
 
-import "unsafe"
+import "github.com/flashindexer/flashindexer/internal/worker"
 
 // Memory is what an index's parts hold, in bytes of capacity (what they
 // have allocated and keep, used or not), with what they count. It is meant
@@ -39,31 +39,17 @@ func (ix *Indexer) Memory() Memory {
 		m.Tables += st.Bytes
 		m.Keys += st.Keys
 	}
-	if !ix.inline {
-		m.Entries = int(ix.ar.Stats().ReservedBytes)
+	if !ix.sets.Inline {
+		m.Entries = int(ix.sets.Arena.Stats().ReservedBytes)
 	}
+	var wm worker.Memory
 	for _, ln := range ix.lanes {
 		ln.call(func() {
 			for _, ws := range ln.workers {
-				ws.memory(&m)
+				ws.AddMemory(&wm)
 			}
 		})
 	}
+	m.Nodes, m.IDs, m.Content, m.NodeCount, m.IDCount = wm.Nodes, wm.IDs, wm.Content, wm.NodeCount, wm.IDCount
 	return m
-}
-
-// memory adds the worker's parts to m. The caller owns its lane.
-func (ws *workerState) memory(m *Memory) {
-	for _, c := range ws.chunks {
-		m.Nodes += cap(c) * int(unsafe.Sizeof(node{}))
-	}
-	for _, c := range ws.links {
-		m.Nodes += cap(c) * int(unsafe.Sizeof(nodeLinks{}))
-	}
-	m.Nodes += cap(ws.free) * 4
-	m.NodeCount += int(ws.n) - len(ws.free)
-	m.IDs += len(ws.ids.b)*int(unsafe.Sizeof(idBucket{})) +
-		cap(ws.aliases)*int(unsafe.Sizeof(aliasID{})) + cap(ws.freeAliases)*4
-	m.IDCount += ws.ids.n
-	m.Content += len(ws.content.kv) + len(ws.content.ctrl)
 }

@@ -1,32 +1,29 @@
 //go:build flash_invariants
 
-package flash
+package worker
 
 import (
 	"fmt"
 	"slices"
-
-	"github.com/flashindexer/flashindexer/arena"
-	"github.com/flashindexer/flashindexer/bitset"
 )
 
-// invariants is true in builds with -tags flash_invariants: every applied
+// Invariants is true in builds with -tags flash_invariants: every applied
 // event is followed by a full check of its worker's state.
-const invariants = true
+const Invariants = true
 
-// checkWorker verifies a worker's private state against the shared index and
+// Check verifies a worker's private state against the shared index and
 // panics on the first violation.
-func (ln *lane) checkWorker(ws *workerState) {
+func (o *Owner) Check(ws *State) {
 	if ws == nil {
 		return
 	}
 	fail := func(f string, a ...any) {
-		panic(fmt.Sprintf("flash invariant, worker %v: "+f, append([]any{ws.w}, a...)...))
+		panic(fmt.Sprintf("flash invariant, worker %d rank %d: "+f, append([]any{ws.ID, ws.Rank}, a...)...))
 	}
 	refs, owned := 0, 0
-	kids := slices.Grow(ln.checkKids[:0], int(ws.n))[:ws.n]
+	kids := slices.Grow(o.checkKids[:0], int(ws.n))[:ws.n]
 	clear(kids)
-	ln.checkKids = kids
+	o.checkKids = kids
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.live() && n.parent != 0 {
 			kids[n.parent-1]++
@@ -80,7 +77,7 @@ func (ln *lane) checkWorker(ws *workerState) {
 		if n.attached() {
 			// The index reaches a live entry for (pos, local, seq), and it
 			// holds the worker.
-			if !ln.holds(int(n.pos), n.seq, ws.slot) {
+			if !o.holds(int(n.pos), n.seq, ws.Slot) {
 				fail("node %d: no shared entry holds the worker", i)
 			}
 		}
@@ -101,18 +98,18 @@ func (ln *lane) checkWorker(ws *workerState) {
 	// Each bucket's overflow count is the number of ids placed past it
 	// whose probe started at or before it (or saturated).
 	m := &ws.ids
-	over := ln.checkOver[:0]
+	over := o.checkOver[:0]
 	for range m.b {
 		over = append(over, 0)
 	}
-	ln.checkOver = over
+	o.checkOver = over
 	for b := range m.b {
 		for j, tag := range m.b[b].tags {
 			if tag == 0 {
 				continue
 			}
 			v := m.b[b].vals[j]
-			k, ni := ExternalHash(ws.idKey(v)), ws.idNode(v)
+			k, ni := uint64(ws.idKey(v)), ws.idNode(v)
 			if got, ok := ws.getID(k); !ok || got != ni {
 				fail("engine id %x of node %d not found (%d %v)", k, ni, got, ok)
 			}
@@ -136,16 +133,7 @@ func (ln *lane) checkWorker(ws *workerState) {
 }
 
 // holds reports whether the entry (pos, seq) of the lane's table holds
-// worker slot w (for the invariant checks).
-func (ln *lane) holds(pos int, seq SeqHash, w int) bool {
-	ix := ln.ix
-	e := ix.findEntry(ln.tab, pos, seq)
-	if e == 0 {
-		return false
-	}
-	if ix.inline {
-		return uint64(e)&(1<<w) != 0
-	}
-	s := ix.ar.Slot(e.handle().Ref())
-	return arena.Current(s, e.handle()) && arena.Seq(s) == uint64(seq) && bitset.AtomicTest(arena.Bits(s), w)
+// worker slot w.
+func (o *Owner) holds(pos int, seq uint64, w int) bool {
+	return o.W.Sets.Holds(o.W.Tab, pos, seq, w)
 }

@@ -1,6 +1,10 @@
-package flash
+package worker
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/flashindexer/flashindexer/internal/chain"
+)
 
 // node is one content (position, sequence hash) a worker holds or held: the
 // worker's private view of a block. Nodes form a forest by parent content.
@@ -22,8 +26,8 @@ import "math/bits"
 // lists of children that re-attachment walks live apart, in links, and
 // only while the worker is complex.
 type node struct {
-	seq    SeqHash
-	ext    ExternalHash // the first engine id it got (ids.go)
+	seq    uint64
+	ext    uint64 // the first engine id it got (ids.go)
 	pos    uint32
 	parent uint32 // node index + 1; 0 at position 0
 	kids   uint32 // live nodes whose parent this is
@@ -63,7 +67,7 @@ func (n *node) setAttached(a bool) {
 // nodes, 46 bytes per (block, worker) against 39.
 const nodeChunkBits = 9
 
-// workerState is the private state of one worker, owned by its lane.
+// State is the private state of one worker, owned by its lane.
 //
 // A worker starts simple: every node it has is held and attached, so a
 // content it holds is exactly one whose shared entry has its bit set, and
@@ -71,9 +75,12 @@ const nodeChunkBits = 9
 // detached node or second engine id for one content makes it complex: from
 // then on (until Cleared) a content map finds nodes by (position, sequence
 // hash).
-type workerState struct {
-	w    Worker
-	slot int
+type State struct {
+	ID   uint64 // the worker's ID
+	Rank uint32 // its DP rank
+	// Slot is its worker slot: its bit in the shared entries; -1 until the
+	// first valid Stored event gives it one.
+	Slot int
 	ids  idMap // engine id → node (ids.go)
 	// aliases are the ids past a content's first; freeAliases, the
 	// unused ones.
@@ -94,13 +101,15 @@ type workerState struct {
 	free       []uint32
 }
 
-func (ln *lane) newWorker(w Worker, slot int) *workerState {
-	ws := &workerState{w: w, slot: slot}
+// New returns the state of a worker that holds nothing, in worker slot
+// slot (-1: none yet), made for its capacity hint.
+func (o *Owner) New(id uint64, rank uint32, slot int) *State {
+	ws := &State{ID: id, Rank: rank, Slot: slot}
 	hint := 0
-	if ln.ix.capacity != nil {
-		hint = ln.ix.capacity(w)
+	if o.Hint != nil {
+		hint = o.Hint(id, rank)
 	}
-	ws.k0, ws.k1 = ln.ix.k0, ln.ix.k1|1
+	ws.k0, ws.k1 = o.K0, o.K1|1
 	ws.ids.floor = idBuckets(min(hint, maxHintKeys))
 	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
@@ -116,6 +125,9 @@ func (ln *lane) newWorker(w Worker, slot int) *workerState {
 	return ws
 }
 
+// Blocks returns the number of engine ids the worker holds.
+func (ws *State) Blocks() int { return ws.ids.n }
+
 // firstChunk: a worker's first nodes take 64 (2 KiB), doubled as they fill
 // up to a whole chunk, so a worker of a few blocks keeps a few nodes.
 const firstChunk = 64
@@ -124,18 +136,18 @@ const firstChunk = 64
 // block arrives: 2^20 nodes.
 const maxHintChunks = 1 << (20 - nodeChunkBits)
 
-func (ws *workerState) node(i uint32) *node {
+func (ws *State) node(i uint32) *node {
 	return &ws.chunks[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
 }
 
 // lk returns node i's links; the worker is complex.
-func (ws *workerState) lk(i uint32) *nodeLinks {
+func (ws *State) lk(i uint32) *nodeLinks {
 	return &ws.links[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
 }
 
 // newNode puts n in a free node, links it under its parent, and returns
 // its index.
-func (ws *workerState) newNode(n node) uint32 {
+func (ws *State) newNode(n node) uint32 {
 	n.st |= nodeLive
 	var i uint32
 	if k := len(ws.free); k > 0 {
@@ -174,18 +186,18 @@ func (ws *workerState) newNode(n node) uint32 {
 // contentKey identifies a content in the content map: the sequence hash
 // mixed with the position, so that equal sequence hashes at two positions
 // stay two contents, as the definition has them.
-func contentKey(pos uint32, seq SeqHash) uint64 {
+func contentKey(pos uint32, seq uint64) uint64 {
 	return uint64(seq) ^ bits.RotateLeft64(uint64(pos)*0x9E3779B97F4A7C15, 17)
 }
 
 // makeComplex builds the content map and the lists of children from every
 // node in use.
-func (ln *lane) makeComplex(ws *workerState) {
+func (o *Owner) makeComplex(ws *State) {
 	if ws.complex {
 		return
 	}
 	ws.complex = true
-	ws.content.init(ln.ix.k1, ln.ix.k0)
+	ws.content.init(o.K1, o.K0)
 	for range len(ws.chunks) - len(ws.links) {
 		ws.links = append(ws.links, make([]nodeLinks, 1<<nodeChunkBits))
 	}
@@ -203,7 +215,7 @@ func (ln *lane) makeComplex(ws *workerState) {
 }
 
 // link makes node i a child of node parent-1 (parent 0: a root).
-func (ws *workerState) link(i, parent uint32) {
+func (ws *State) link(i, parent uint32) {
 	if parent == 0 {
 		return
 	}
@@ -214,7 +226,7 @@ func (ws *workerState) link(i, parent uint32) {
 }
 
 // listChild puts node i first in the list of node parent-1's children.
-func (ws *workerState) listChild(i, parent uint32) {
+func (ws *State) listChild(i, parent uint32) {
 	pl := ws.lk(parent - 1)
 	l := ws.lk(i)
 	l.next, l.prev = pl.child, 0
@@ -225,7 +237,7 @@ func (ws *workerState) listChild(i, parent uint32) {
 }
 
 // unlink takes node i out of its parent's children.
-func (ws *workerState) unlink(i uint32) {
+func (ws *State) unlink(i uint32) {
 	n := ws.node(i)
 	if n.parent == 0 {
 		return
@@ -245,56 +257,50 @@ func (ws *workerState) unlink(i uint32) {
 	}
 }
 
-// store validates a Stored event whole, then applies it.
+// Prepare validates a Stored event of ws whole: blocks placed under the
+// engine id parent (when hasParent), none past maxDepth. It returns
+// ErrUnknownParent, ErrTooDeep or ErrHashConflict and changes nothing; or
+// nil, and then the caller MUST call Commit with ws before any other call
+// of the Owner (a new worker gets its slot in between), or drop ws if it
+// is a new worker's state that gets no slot.
 //
 // Validation claims each new engine id's slot in the worker's map at once
 // (valued idClaim|i), so a second use of an id in the batch finds the claim
-// and the apply pass fills the slot it was given, with no second probe; a
-// rejected batch gives its claims back. A worker seen for the first time
-// gets its state here and a slot only once the batch is valid.
-func (ln *lane) store(ev *Event) error {
-	ix := ln.ix
-	ws := ln.workers[ev.Worker]
-	pos, prevSeq, parent := 0, SeqHash(0), uint32(0)
-	if ev.HasParent {
-		if ws == nil {
-			return ErrUnknownParent
-		}
-		pi, ok := ws.getID(ev.Parent)
+// and Commit fills the slot it was given, with no second probe; a rejected
+// batch gives its claims back. blocks stays the caller's until Commit.
+func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block, maxDepth int) error {
+	pos, prevSeq, par := 0, uint64(0), uint32(0)
+	if hasParent {
+		pi, ok := ws.getID(parent)
 		if !ok {
 			return ErrUnknownParent
 		}
 		p := ws.node(pi)
-		pos, prevSeq, parent = int(p.pos)+1, p.seq, pi+1
+		pos, prevSeq, par = int(p.pos)+1, p.seq, pi+1
 	}
-	if pos+len(ev.Blocks) > ix.cfg.MaxDepth {
+	if pos+len(blocks) > maxDepth {
 		return ErrTooDeep
 	}
-	fresh := ws == nil
-	if fresh {
-		ws = ln.newWorker(ev.Worker, -1)
+	if cap(o.pending) < len(blocks) {
+		o.pending = make([]pendingBlock, len(blocks))
 	}
-	if cap(ln.pending) < len(ev.Blocks) {
-		ln.pending = make([]pendingBlock, len(ev.Blocks))
-	}
-	pending := ln.pending[:len(ev.Blocks)]
-	prefetch := len(ev.Blocks) >= prefetchFrom
-	ws.reserveIDs(len(ev.Blocks))
-	ws.batch = ev.Blocks
-	defer func() { ws.batch = nil }() // the caller's: not kept
-	if prefetch && !fresh {
-		for _, b := range ev.Blocks {
+	pending := o.pending[:len(blocks)]
+	prefetch := len(blocks) >= prefetchFrom
+	ws.reserveIDs(len(blocks))
+	ws.batch = blocks
+	if prefetch && ws.ids.n > 0 {
+		for _, b := range blocks {
 			ws.prefetchID(b.Hash)
 		}
 	}
-	for i, b := range ev.Blocks {
-		seq := SeqHash(b.Local)
+	for i, b := range blocks {
+		seq := b.Local
 		if pos+i > 0 {
-			seq = Chain(prevSeq, b.Local)
+			seq = chain.Chain(prevSeq, b.Local)
 		}
 		prevSeq = seq
 		if prefetch {
-			ln.tab.PrefetchTable(pos+i, uint64(seq))
+			o.W.PrefetchTable(pos+i, seq)
 		}
 		slot, v, found := ws.claimID(b.Hash, i)
 		pending[i] = pendingBlock{seq: seq, slot: slot}
@@ -303,24 +309,28 @@ func (ln *lane) store(ev *Event) error {
 			// has for another content.
 			ni := ws.idNode(v)
 			if v&idClaim != 0 || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != seq {
-				ws.unclaim(ev.Blocks[:i], pending)
+				ws.unclaim(blocks[:i], pending)
+				ws.batch = nil
 				return ErrHashConflict
 			}
 			pending[i].dup, pending[i].node = true, ni
 		}
 	}
-	if fresh {
-		slot, err := ix.intern(ev.Worker)
-		if err != nil {
-			return err
-		}
-		ws.slot = slot
-		ln.workers[ev.Worker] = ws
-	}
 	if prefetch {
-		ln.prefetch(pos, pending)
+		for i := range pending {
+			o.W.PrefetchBucket(pos+i, pending[i].seq)
+		}
 	}
-	stored := 0
+	o.pos, o.parent = pos, par
+	return nil
+}
+
+// Commit applies the batch that Prepare validated, and returns how many of
+// its blocks the worker newly holds and how many it held already.
+func (o *Owner) Commit(ws *State) (stored, dup int) {
+	blocks, pos, parent := ws.batch, o.pos, o.parent
+	ws.batch = nil // the caller's: not kept
+	pending := o.pending[:len(blocks)]
 	for i := range pending {
 		p := &pending[i]
 		if p.dup {
@@ -328,18 +338,15 @@ func (ln *lane) store(ev *Event) error {
 			continue
 		}
 		stored++
-		ni := ln.storeBlock(ws, ev.Blocks[i].Hash, uint32(pos+i), p.seq, parent, p.slot)
+		ni := o.storeBlock(ws, blocks[i].Hash, uint32(pos+i), p.seq, parent, p.slot)
 		parent = ni + 1
 	}
-	ln.counters.Add(CounterBlocksStored, uint64(stored))
-	ln.counters.Add(CounterBlocksDuplicate, uint64(len(ev.Blocks)-stored))
-	ix.info[ws.slot].blocks.Store(int64(ws.ids.n))
-	return nil
+	return stored, len(blocks) - stored
 }
 
 // unclaim gives back the engine ids that validation claimed for blocks
 // (the batch's first ones), when it rejects the batch.
-func (ws *workerState) unclaim(blocks []Block, pending []pendingBlock) {
+func (ws *State) unclaim(blocks []Block, pending []pendingBlock) {
 	for i, b := range blocks {
 		if !pending[i].dup {
 			ws.dropID(b.Hash)
@@ -348,36 +355,29 @@ func (ws *workerState) unclaim(blocks []Block, pending []pendingBlock) {
 }
 
 // prefetchFrom: batches of at least this many blocks are prefetched; for
-// fewer, the lines are needed before a prefetch could bring them.
+// fewer, the lines are needed before a prefetch could bring them. Prepare
+// asks for each engine id's first slot in the worker's map before it
+// validates the batch, for each block's shard table header as validation
+// computes its sequence hash, and then for the first bucket of each block
+// at its position; the batch's cache misses then overlap instead of
+// queueing one block behind another (about 12% less time per stored block
+// building the trace's index, docs/BENCHMARKS.md).
 const prefetchFrom = 4
-
-// prefetch asks for the first bucket of each block of a batch at its
-// position in the shared table. Store asks for each engine id's first slot
-// in the worker's map before it validates the batch, and for each block's
-// shard table header as validation computes its sequence hash; the batch's
-// cache misses then overlap instead of queueing one block behind another
-// (about 12% less time per stored block building the trace's index,
-// docs/BENCHMARKS.md).
-func (ln *lane) prefetch(pos int, pending []pendingBlock) {
-	for i := range pending {
-		ln.tab.PrefetchBucket(pos+i, uint64(pending[i].seq))
-	}
-}
 
 // storeBlock adds engine id k, claimed at slot of the worker's map, for the
 // content (pos, seq) under node parent-1 and returns the content's node.
-func (ln *lane) storeBlock(ws *workerState, k ExternalHash, pos uint32, seq SeqHash, parent uint32, slot int) uint32 {
+func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, seq uint64, parent uint32, slot int) uint32 {
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
-		if !ln.attach(int(pos), seq, ws.slot) {
+		if !o.W.Attach(int(pos), seq, ws.Slot) {
 			// A new node: the id is its own.
 			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeOwnID | nodeAttached})
 			ws.setSlot(slot, ni)
 			return ni
 		}
 		// A second engine id for content the worker holds.
-		ln.makeComplex(ws)
+		o.makeComplex(ws)
 	}
 	key := contentKey(pos, seq)
 	ni, ok := ws.content.get(key)
@@ -389,20 +389,20 @@ func (ln *lane) storeBlock(ws *workerState, k ExternalHash, pos uint32, seq SeqH
 	n := ws.node(ni)
 	n.st++ // one more ref
 	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
-		ln.attachSubtree(ws, ni)
+		o.attachSubtree(ws, ni)
 	}
 	return ni
 }
 
 // attachSubtree attaches node i and every held descendant reachable through
 // held nodes.
-func (ln *lane) attachSubtree(ws *workerState, i uint32) {
-	st := append(ln.stack[:0], i)
+func (o *Owner) attachSubtree(ws *State, i uint32) {
+	st := append(o.stack[:0], i)
 	for len(st) > 0 {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
 		n := ws.node(k)
-		ln.attach(int(n.pos), n.seq, ws.slot)
+		o.W.Attach(int(n.pos), n.seq, ws.Slot)
 		n.setAttached(true)
 		if n.kids == 0 {
 			continue
@@ -413,12 +413,12 @@ func (ln *lane) attachSubtree(ws *workerState, i uint32) {
 			}
 		}
 	}
-	ln.stack = st
+	o.stack = st
 }
 
 // detachSubtree detaches node i and every attached descendant.
-func (ln *lane) detachSubtree(ws *workerState, i uint32) {
-	st := append(ln.stack[:0], i)
+func (o *Owner) detachSubtree(ws *State, i uint32) {
+	st := append(o.stack[:0], i)
 	for len(st) > 0 {
 		k := st[len(st)-1]
 		st = st[:len(st)-1]
@@ -426,7 +426,7 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 		if !n.attached() {
 			continue
 		}
-		ln.detach(int(n.pos), n.seq, ws.slot)
+		o.W.Detach(int(n.pos), n.seq, ws.Slot)
 		n.setAttached(false)
 		if n.kids == 0 {
 			continue
@@ -437,11 +437,12 @@ func (ln *lane) detachSubtree(ws *workerState, i uint32) {
 			}
 		}
 	}
-	ln.stack = st
+	o.stack = st
 }
 
-func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
-	removed := 0
+// Remove takes the engine ids hashes from ws and returns how many it held
+// (the others are skipped).
+func (o *Owner) Remove(ws *State, hashes []uint64) (removed int) {
 	for _, h := range hashes {
 		ni, ok := ws.dropID(h)
 		if !ok {
@@ -456,21 +457,19 @@ func (ln *lane) remove(ws *workerState, hashes []ExternalHash) {
 		if n.kids != 0 {
 			// It stays as a ghost, and its held descendants lose their
 			// attachment: the worker is no longer simple.
-			ln.makeComplex(ws)
+			o.makeComplex(ws)
 		}
 		if n.attached() {
-			ln.detachSubtree(ws, ni)
+			o.detachSubtree(ws, ni)
 		}
 		ws.collect(ni)
 	}
-	ln.counters.Add(CounterBlocksRemoved, uint64(removed))
-	ln.counters.Add(CounterRemovesUnknown, uint64(len(hashes)-removed))
-	ln.ix.info[ws.slot].blocks.Store(int64(ws.ids.n))
+	return removed
 }
 
 // collect frees node i and then its ancestors while they are ghosts with no
 // children left.
-func (ws *workerState) collect(i uint32) {
+func (ws *State) collect(i uint32) {
 	for {
 		n := ws.node(i)
 		if n.refs() > 0 || n.kids != 0 {
@@ -490,12 +489,12 @@ func (ws *workerState) collect(i uint32) {
 	}
 }
 
-// clear drops everything the worker holds; it keeps its slot and becomes
+// Clear drops everything the worker holds; it keeps its slot and becomes
 // simple again.
-func (ln *lane) clear(ws *workerState) {
+func (o *Owner) Clear(ws *State) {
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.attached() {
-			ln.detach(int(n.pos), n.seq, ws.slot)
+			o.W.Detach(int(n.pos), n.seq, ws.Slot)
 		}
 		*ws.node(i) = node{}
 	}
@@ -509,5 +508,4 @@ func (ln *lane) clear(ws *workerState) {
 	ws.complex = false
 	ws.content = intMap{}
 	ws.links = nil
-	ln.ix.info[ws.slot].blocks.Store(0)
 }

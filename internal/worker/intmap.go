@@ -1,4 +1,4 @@
-package flash
+package worker
 
 import (
 	"encoding/binary"

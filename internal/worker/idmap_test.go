@@ -1,4 +1,4 @@
-package flash
+package worker
 
 import (
 	"math/rand/v2"
@@ -12,13 +12,13 @@ import (
 func TestIDMap_RandomOps(t *testing.T) {
 	for _, degenerate := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(11, 12))
-		ws := &workerState{k0: r.Uint64(), k1: r.Uint64() | 1}
+		ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
 		if degenerate {
 			ws.k1 = 0
 		}
 		ws.ids.floor = idBuckets(0)
 		ws.ids.alloc(ws.ids.floor)
-		ref := map[ExternalHash]uint32{}
+		ref := map[uint64]uint32{}
 		var nodes []uint32 // live nodes
 		for step := 0; step < 4000; step++ {
 			switch op := r.IntN(10); {
@@ -27,7 +27,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 				ws.reserveIDs(n)
 				batch := make([]Block, n)
 				for i := range batch {
-					batch[i].Hash = ExternalHash(r.Uint64() >> r.IntN(64)) // 0 too
+					batch[i].Hash = uint64(r.Uint64() >> r.IntN(64)) // 0 too
 				}
 				ws.batch = batch
 				var slots []int
@@ -88,7 +88,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 					}
 				}
 			default:
-				if _, ok := ws.dropID(ExternalHash(r.Uint64())); ok {
+				if _, ok := ws.dropID(uint64(r.Uint64())); ok {
 					t.Fatalf("step %d: dropped an id never set", step)
 				}
 			}
@@ -97,7 +97,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 			}
 			if step%200 == 0 {
 				seen := 0
-				ws.eachID(func(k ExternalHash, ni uint32) {
+				ws.eachID(func(k uint64, ni uint32) {
 					seen++
 					if ref[k] != ni {
 						t.Fatalf("step %d: eachID gives %x → %d, want %d", step, k, ni, ref[k])

@@ -1,4 +1,4 @@
-package flash
+package worker
 
 import (
 	"encoding/binary"
@@ -68,7 +68,7 @@ const (
 // aliasID is a second (third, …) engine id of one content; node is
 // freeAlias while it is unused.
 type aliasID struct {
-	ext  ExternalHash
+	ext  uint64
 	node uint32
 }
 
@@ -120,7 +120,7 @@ func byteMatch(w uint64, t uint8) uint32 {
 }
 
 // idKey is the id that value v names.
-func (ws *workerState) idKey(v uint32) uint64 {
+func (ws *State) idKey(v uint32) uint64 {
 	switch {
 	case v&idAlias != 0:
 		return uint64(ws.aliases[v&^idAlias].ext)
@@ -131,17 +131,17 @@ func (ws *workerState) idKey(v uint32) uint64 {
 }
 
 // idNode is the node that value v (not a claim) names.
-func (ws *workerState) idNode(v uint32) uint32 {
+func (ws *State) idNode(v uint32) uint32 {
 	if v&idAlias != 0 {
 		return ws.aliases[v&^idAlias].node
 	}
 	return v
 }
 
-func (ws *workerState) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
+func (ws *State) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
 
 // idFind returns the slot of id k (not 0) and true, or false; and k's hash.
-func (ws *workerState) idFind(k uint64) (s int, ok bool, h uint64) {
+func (ws *State) idFind(k uint64) (s int, ok bool, h uint64) {
 	m := &ws.ids
 	h = ws.idHash(k)
 	tag := tagOf(h)
@@ -162,7 +162,7 @@ func (ws *workerState) idFind(k uint64) (s int, ok bool, h uint64) {
 // idInsert puts value v of an absent id (not 0) of hash h in the first
 // free slot of its probe, counts an overflow in each full bucket it passes,
 // and returns the slot. The table has a free slot.
-func (ws *workerState) idInsert(h uint64, v uint32) int {
+func (ws *State) idInsert(h uint64, v uint32) int {
 	m := &ws.ids
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
@@ -178,7 +178,7 @@ func (ws *workerState) idInsert(h uint64, v uint32) int {
 }
 
 // getID returns the node of id k.
-func (ws *workerState) getID(k ExternalHash) (uint32, bool) {
+func (ws *State) getID(k uint64) (uint32, bool) {
 	m := &ws.ids
 	if k == 0 {
 		return ws.idNode(m.zv), m.hasZ
@@ -194,7 +194,7 @@ func (ws *workerState) getID(k ExternalHash) (uint32, bool) {
 // Slot -1 is id 0's place. The caller made room first (reserveIDs), so a
 // claim never grows the table and a slot it returns stays k's until the
 // next delete: nothing in the table moves.
-func (ws *workerState) claimID(k ExternalHash, i int) (slot int, v uint32, found bool) {
+func (ws *State) claimID(k uint64, i int) (slot int, v uint32, found bool) {
 	m := &ws.ids
 	if k == 0 {
 		if m.hasZ {
@@ -215,7 +215,7 @@ func (ws *workerState) claimID(k ExternalHash, i int) (slot int, v uint32, found
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
 // it has no id yet, else an alias.
-func (ws *workerState) setID(slot int, k ExternalHash, ni uint32) {
+func (ws *State) setID(slot int, k uint64, ni uint32) {
 	v := ni
 	if n := ws.node(ni); n.refs() == 0 {
 		n.ext = k
@@ -236,7 +236,7 @@ func (ws *workerState) setID(slot int, k ExternalHash, ni uint32) {
 }
 
 // setSlot sets the value of slot (from claimID).
-func (ws *workerState) setSlot(slot int, v uint32) {
+func (ws *State) setSlot(slot int, v uint32) {
 	if slot < 0 {
 		ws.ids.zv = v
 		return
@@ -245,7 +245,7 @@ func (ws *workerState) setSlot(slot int, v uint32) {
 }
 
 // addID adds id k, which the worker does not have, to node ni.
-func (ws *workerState) addID(k ExternalHash, ni uint32) {
+func (ws *State) addID(k uint64, ni uint32) {
 	ws.reserveIDs(1)
 	m := &ws.ids
 	m.n++
@@ -258,7 +258,7 @@ func (ws *workerState) addID(k ExternalHash, ni uint32) {
 }
 
 // dropID removes id k and returns its node.
-func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
+func (ws *State) dropID(k uint64) (uint32, bool) {
 	m := &ws.ids
 	var v uint32
 	if k == 0 {
@@ -293,7 +293,7 @@ func (ws *workerState) dropID(k ExternalHash) (uint32, bool) {
 
 // idDelete empties slot s of the id of hash h and takes back the overflows
 // its insert counted; a table left mostly empty shrinks.
-func (ws *workerState) idDelete(h uint64, s int) {
+func (ws *State) idDelete(h uint64, s int) {
 	m := &ws.ids
 	m.n--
 	last := uint64(s >> idSlotBits)
@@ -313,7 +313,7 @@ const idShrinkAbove = 64
 
 // reserveIDs grows the map, if needed, so that n more ids fit without
 // growing.
-func (ws *workerState) reserveIDs(n int) {
+func (ws *State) reserveIDs(n int) {
 	if ws.ids.n+n > len(ws.ids.b)*idBucketFill {
 		ws.idGrow(idBuckets(ws.ids.n + n))
 	}
@@ -325,7 +325,7 @@ func (ws *workerState) reserveIDs(n int) {
 // miss each, where the nodes' order reads them as a stream. No block is
 // claimed while it runs: claims are made after reserveIDs, and the map
 // does not shrink while a batch holds claims.
-func (ws *workerState) idGrow(c int) {
+func (ws *State) idGrow(c int) {
 	m := &ws.ids
 	m.alloc(c)
 	for ci, chunk := range ws.chunks {
@@ -344,7 +344,7 @@ func (ws *workerState) idGrow(c int) {
 }
 
 // resetIDs empties the map, keeping its memory when it is small.
-func (ws *workerState) resetIDs() {
+func (ws *State) resetIDs() {
 	m := &ws.ids
 	m.n, m.hasZ = 0, false
 	ws.aliases, ws.freeAliases = ws.aliases[:0], ws.freeAliases[:0]
@@ -356,7 +356,7 @@ func (ws *workerState) resetIDs() {
 }
 
 // eachID calls f with every id and its node.
-func (ws *workerState) eachID(f func(k ExternalHash, node uint32)) {
+func (ws *State) eachID(f func(k uint64, node uint32)) {
 	m := &ws.ids
 	if m.hasZ {
 		f(0, ws.idNode(m.zv))
@@ -365,14 +365,14 @@ func (ws *workerState) eachID(f func(k ExternalHash, node uint32)) {
 		bk := &m.b[b]
 		for j, tag := range bk.tags {
 			if tag != 0 {
-				f(ExternalHash(ws.idKey(bk.vals[j])), ws.idNode(bk.vals[j]))
+				f(uint64(ws.idKey(bk.vals[j])), ws.idNode(bk.vals[j]))
 			}
 		}
 	}
 }
 
 // prefetchID asks the CPU for the bucket where id k is probed first.
-func (ws *workerState) prefetchID(k ExternalHash) {
+func (ws *State) prefetchID(k uint64) {
 	b := ws.idHash(uint64(k)) & ws.ids.bmask
 	order.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(b)*unsafe.Sizeof(idBucket{}))
 }

@@ -1,0 +1,174 @@
+package entry
+
+import (
+	"math/bits"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// Entry is one entry's table value: the worker set (inline form) or the
+// arena handle of a slot holding it. 0 is no entry.
+type Entry uint64
+
+// handle is e's arena handle (handle form only).
+func (e Entry) handle() arena.Handle { return arena.Handle(e) }
+
+// Sets says how an index keeps its worker sets.
+type Sets struct {
+	// Arena holds the handle form's slots (unused inline).
+	Arena *arena.Arena
+	// Inline: sets are one word and live in the table's values.
+	Inline bool
+	// Wide: sets are wide enough for the SIMD subset test (asm.UseKernel).
+	Wide bool
+}
+
+// Find returns the entry of (pos, seq) in tab, or 0. Lock-free: a handle may
+// be stale by the time it is read; Read validates it.
+func (s *Sets) Find(tab *shardmap.Map, pos int, seq uint64) Entry {
+	return Entry(tab.Get(pos, seq))
+}
+
+// Read writes into out the members of mask (all workers when mask is nil)
+// in entry e, and returns how many there are; for e == 0, none. maskCount
+// is popcount(mask) when the caller knows it, else -1. ok is false when the
+// slot was freed or reused during the read.
+func (s *Sets) Read(e Entry, mask, out []uint64, maskCount int) (int, bool) {
+	if s.Inline {
+		b := uint64(e)
+		if mask != nil {
+			b &= mask[0]
+		}
+		out[0] = b
+		return bits.OnesCount64(b), true
+	}
+	if e == 0 {
+		clear(out)
+		return 0, true
+	}
+	sl := s.Arena.Slot(e.handle().Ref())
+	v := arena.Version(sl)
+	if v&1 != 0 || uint32(v) != e.handle().Version() {
+		return 0, false
+	}
+	var c int
+	switch b := arena.Bits(sl); {
+	case mask == nil:
+		bitset.Load(out, b)
+		c = bitset.Count(out)
+	case maskCount >= 0 && s.Wide && bitset.IsSubset(mask, b):
+		// A checkpoint that every active worker passes: the subset kernel
+		// answers with an early exit, no set to build.
+		copy(out, mask)
+		c = maskCount
+	default:
+		c = bitset.AndInto(out, mask, b)
+	}
+	return c, arena.Version(sl) == v
+}
+
+// Holds reports whether the entry (pos, seq) of tab holds worker slot w
+// (for invariant checks: it validates a handle's slot and its key).
+func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
+	e := s.Find(tab, pos, seq)
+	if e == 0 {
+		return false
+	}
+	if s.Inline {
+		return uint64(e)&(1<<w) != 0
+	}
+	sl := s.Arena.Slot(e.handle().Ref())
+	return arena.Current(sl, e.handle()) && arena.Seq(sl) == seq && bitset.AtomicTest(arena.Bits(sl), w)
+}
+
+// setBit sets worker slot w in the arena slot of handle-form entry e, and
+// reports whether it was set already.
+func (s *Sets) setBit(e Entry, w int) (had bool) {
+	b := arena.Bits(s.Arena.Slot(e.handle().Ref()))
+	had = bitset.AtomicTest(b, w)
+	if !had {
+		bitset.AtomicSet(b, w)
+	}
+	return had
+}
+
+// Writer changes the entries of one lane's workers.
+type Writer struct {
+	Sets  *Sets
+	Tab   *shardmap.Map    // the shared table it writes: the index's, or the lane's own
+	Excl  bool             // no other lane writes Tab: no shard locks
+	Alloc *arena.Allocator // the lane's arena allocator (handle form)
+}
+
+// lock opens the shard of (pos, seq) for writing, into *l.
+func (wr *Writer) lock(l *shardmap.Locked, pos int, seq uint64) {
+	if wr.Excl {
+		wr.Tab.ExclusiveInto(l, pos, seq)
+		return
+	}
+	wr.Tab.LockInto(l, pos, seq)
+}
+
+// Attach sets worker slot w in the entry (pos, seq), creating the entry if
+// needed, and reports whether the bit was set already.
+func (wr *Writer) Attach(pos int, seq uint64, w int) (had bool) {
+	s := wr.Sets
+	if wr.Excl {
+		if s.Inline {
+			return wr.Tab.ExclusiveOr(pos, seq, 1<<w)&(1<<w) != 0
+		}
+		// The lane alone writes the table: a lookup needs no lock, and a
+		// new entry goes in with ExclusiveOr (into an absent or deleted
+		// key, so its value becomes the handle).
+		if e := Entry(wr.Tab.Get(pos, seq)); e != 0 {
+			return s.setBit(e, w)
+		}
+		wr.Tab.ExclusiveOr(pos, seq, uint64(wr.Alloc.AllocWith(seq, w)))
+		return false
+	}
+	var l shardmap.Locked
+	wr.lock(&l, pos, seq)
+	e := Entry(l.Get())
+	switch {
+	case s.Inline:
+		had = uint64(e)&(1<<w) != 0
+		if !had {
+			l.Put(uint64(e) | 1<<w)
+		}
+	case e != 0:
+		had = s.setBit(e, w)
+	default:
+		l.Put(uint64(wr.Alloc.AllocWith(seq, w)))
+	}
+	l.Unlock()
+	return had
+}
+
+// Detach clears worker slot w in the entry (pos, seq), which the worker
+// holds; the last worker out removes the entry from the table (and frees
+// its slot).
+func (wr *Writer) Detach(pos int, seq uint64, w int) {
+	var l shardmap.Locked
+	wr.lock(&l, pos, seq)
+	e := Entry(l.Get())
+	switch {
+	case e == 0: // unreachable while the worker's state is consistent
+	case wr.Sets.Inline:
+		l.Put(uint64(e) &^ (1 << w))
+	default:
+		b := arena.Bits(wr.Sets.Arena.Slot(e.handle().Ref()))
+		if bitset.AtomicClear(b, w) && bitset.IsZero(b) {
+			l.Put(0)
+			wr.Alloc.Free(e.handle())
+		}
+	}
+	l.Unlock()
+}
+
+// PrefetchTable asks for the table header of (pos, seq).
+func (wr *Writer) PrefetchTable(pos int, seq uint64) { wr.Tab.PrefetchTable(pos, seq) }
+
+// PrefetchBucket asks for the first bucket of (pos, seq).
+func (wr *Writer) PrefetchBucket(pos int, seq uint64) { wr.Tab.PrefetchBucket(pos, seq) }

@@ -1,0 +1,72 @@
+package worker
+
+import (
+	"errors"
+
+	"github.com/flashindexer/flashindexer/internal/entry"
+)
+
+// Errors of a Stored event that Prepare rejects (flash re-exports them).
+var (
+	// ErrUnknownParent: a Stored event names a parent that this worker does not
+	// hold. Nothing of the event is applied.
+	ErrUnknownParent = errors.New("flash: stored event's parent is not held by the worker")
+	// ErrHashConflict: a Stored event carries an external hash that the worker
+	// already holds at another position, or with other content (another
+	// sequence hash), or twice in one batch. Nothing of the event is applied.
+	ErrHashConflict = errors.New("flash: external hash already held at another place")
+	// ErrTooDeep: a Stored event would place a block past the configured
+	// maximum depth.
+	ErrTooDeep = errors.New("flash: block position past the configured maximum depth")
+)
+
+// Block is one block of a Stored event: the engine's id for it and the hash
+// of its tokens (flash.Block's layout).
+type Block struct {
+	Hash  uint64
+	Local uint64
+}
+
+// Owner is what one lane uses to change the state of the workers it owns:
+// their entries' writer, the keys of their maps' hash, and scratch. Its
+// methods MUST be called only by the lane's writer (or with the lane held).
+type Owner struct {
+	W      entry.Writer
+	K0, K1 uint64 // keys of the private maps' hash
+	// Hint returns a new worker's capacity hint in blocks (nil: none).
+	Hint func(id uint64, rank uint32) int
+
+	pending []pendingBlock // one event's validated blocks
+	pos     int            // the validated event's first position
+	parent  uint32         // and its parent node + 1
+	stack   []uint32       // subtree walks
+	// checkKids and checkOver are the invariant checks' scratch
+	// (flash_invariants builds only; nil otherwise).
+	checkKids []uint32
+	checkOver []int
+}
+
+type pendingBlock struct {
+	seq  uint64
+	node uint32 // the worker's node of a duplicate
+	dup  bool
+	slot int // a new block's engine id's slot in the worker's map
+}
+
+// keepScratch: the scratch buffers for one event stay between events up to
+// this many entries; a larger event's go with it.
+const keepScratch = 4096
+
+// TrimScratch releases scratch buffers that one large event grew.
+func (o *Owner) TrimScratch() {
+	o.pending, o.stack = shed(o.pending, keepScratch), shed(o.stack, keepScratch)
+	o.checkKids, o.checkOver = shed(o.checkKids, 1<<20), shed(o.checkOver, 1<<20)
+}
+
+// shed returns s, or nil when its buffer holds more than keep elements.
+func shed[T any](s []T, keep int) []T {
+	if cap(s) > keep {
+		return nil
+	}
+	return s
+}
