@@ -256,7 +256,7 @@ func (ix *Indexer) Flush() {
 		return
 	}
 	for _, ln := range ix.lanes {
-		ln.flush()
+		ln.ring.Flush()
 	}
 }
 
@@ -268,7 +268,7 @@ func (ix *Indexer) Close() error {
 	}
 	if !ix.sync {
 		for _, ln := range ix.lanes {
-			ln.stop()
+			ln.ring.Stop()
 		}
 		ix.stopped.Wait()
 	}
@@ -316,10 +316,7 @@ func (ix *Indexer) QueueDepths(dst []int) []int {
 		return dst
 	}
 	for _, ln := range ix.lanes {
-		ln.mu.Lock()
-		n := ln.tail - ln.head
-		ln.mu.Unlock()
-		dst = append(dst, int(n))
+		dst = append(dst, ln.ring.Len())
 	}
 	return dst
 }

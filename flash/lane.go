@@ -6,12 +6,11 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/ring"
 	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
@@ -19,28 +18,11 @@ import (
 func planCPUs(n int) []int { return affinity.Plan(n) }
 
 // lane is one writer: the private state of the workers it owns, its arena
-// allocator, its counters, and (with writer goroutines) its event queue.
-//
-// The queue is a ring of items with counters head ≤ tail (never wrapped:
-// an item's place is its counter modulo the ring's length). Its protocol:
-//
-//   - Producers (enqueue) MUST hold mu to copy an event into ring[tail] and
-//     advance tail; they wait on notFull while tail-head is the ring's
-//     length (TryApply refuses instead). Once Close began, nothing is
-//     added.
-//   - The writer alone reads items in [head, tail): it takes end = tail
-//     under mu, applies [head, end) without the lock, then advances head
-//     to end under mu. Items in [head, end) MUST NOT be written by anyone
-//     else meanwhile, which holds because producers write only at tail and
-//     tail-head never passes the ring's length.
-//   - An applied item keeps no reference to the caller's slices (release),
-//     and buffers over keepBlocks are dropped, so the ring holds at most
-//     queue × keepBlocks blocks between bursts.
-//   - Flush returns once head reaches the tail it saw: every event accepted
-//     before the call has been applied. The writer parks on notEmpty only
-//     with mu held and head == tail, after idleSpin of watching queued.
-//   - In synchronous mode there is no ring: mu is the lane, held for each
-//     event.
+// allocator, its counters, and (with writer goroutines) its event queue, a
+// ring (internal/ring) of items. An applied item keeps no reference to the
+// caller's slices (release), and buffers over keepBlocks are dropped, so
+// the ring holds at most queue × keepBlocks blocks between bursts. In
+// synchronous mode there is no ring: mu is the lane, held for each event.
 type lane struct {
 	ix       *Indexer
 	id       int
@@ -48,19 +30,8 @@ type lane struct {
 	workers  map[Worker]*worker.State
 	counters Counters
 	nextID   map[Worker]uint64 // event id tracking: the id expected next
-
-	mu sync.Mutex // the queue; in synchronous mode, the whole lane
-	// ring holds queued items; [head, tail) are waiting or being applied.
-	ring       []item
-	head, tail uint64
-	queued     atomic.Uint64 // tail, for the idle writer to watch without the lock
-	parked     bool          // the writer waits on notEmpty
-	stopping   bool
-	producers  int // goroutines waiting on notFull
-	flushers   int // goroutines waiting on drained
-	notEmpty   sync.Cond
-	notFull    sync.Cond
-	drained    sync.Cond
+	mu       sync.Mutex        // synchronous mode: the lane
+	ring     ring.Ring[item]
 }
 
 // item is a queued event (or RemoveWorker) with its own copies of the
@@ -83,16 +54,8 @@ const keepBlocks = 256
 // are larger than a slot keeps. The writer owns the item until it advances
 // head.
 func (it *item) release() {
-	it.blocks, it.hashes = shed(it.blocks, keepBlocks), shed(it.hashes, keepBlocks)
+	it.blocks, it.hashes = worker.Shed(it.blocks, keepBlocks), worker.Shed(it.hashes, keepBlocks)
 	it.ev = Event{}
-}
-
-// shed returns s, or nil when its buffer holds more than keep elements.
-func shed[T any](s []T, keep int) []T {
-	if cap(s) > keep {
-		return nil
-	}
-	return s
 }
 
 func newLane(ix *Indexer, id, queue int) *lane {
@@ -103,9 +66,8 @@ func newLane(ix *Indexer, id, queue int) *lane {
 		ln.own.Hint = func(id uint64, rank uint32) int { return ix.capacity(Worker{ID: id, DPRank: rank}) }
 	}
 	if !ix.sync {
-		ln.ring = make([]item, queue)
+		ln.ring.Init(queue, &ix.closed)
 	}
-	ln.notEmpty.L, ln.notFull.L, ln.drained.L = &ln.mu, &ln.mu, &ln.mu
 	return ln
 }
 
@@ -117,35 +79,22 @@ func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
 
 func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) error {
 	ix := ln.ix
-	ln.mu.Lock()
-	for {
-		if ln.stopping || ix.closed.Load() {
-			ln.mu.Unlock()
-			if fn != nil {
-				return ErrClosed
-			}
-			if ev == nil {
-				ix.admission.Reject(ErrClosed)
-				return ErrClosed
-			}
-			return ix.reject(ev, ErrClosed, &ix.admission)
+	it, err := ln.ring.Reserve(try)
+	if err != nil {
+		if err == ring.ErrFull {
+			err = ErrQueueFull
+		} else {
+			err = ErrClosed
 		}
-		if ln.tail-ln.head < uint64(len(ln.ring)) {
-			break
+		switch {
+		case fn != nil:
+		case ev == nil:
+			ix.admission.Reject(err)
+		default:
+			ix.reject(ev, err, &ix.admission)
 		}
-		if try {
-			ln.mu.Unlock()
-			if ev == nil {
-				ix.admission.Reject(ErrQueueFull)
-				return ErrQueueFull
-			}
-			return ix.reject(ev, ErrQueueFull, &ix.admission)
-		}
-		ln.producers++
-		ln.notFull.Wait()
-		ln.producers--
+		return err
 	}
-	it := &ln.ring[ln.tail%uint64(len(ln.ring))]
 	it.fn = fn
 	switch {
 	case ev != nil:
@@ -157,23 +106,9 @@ func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) er
 	case removeID != nil:
 		it.remove, it.removeID = true, *removeID
 	}
-	ln.tail++
-	ln.queued.Store(ln.tail)
-	if ln.parked {
-		ln.notEmpty.Signal()
-	}
-	ln.mu.Unlock()
+	ln.ring.Commit()
 	return nil
 }
-
-// idleSpin: a writer that finds its queue empty watches it for this long
-// before parking, so a steady stream of events does not pay a futex wake
-// and an OS thread switch per event (a writer is locked to its thread, so
-// yielding to the Go scheduler would switch threads too); an idle writer
-// then sleeps and uses no CPU. 20 µs is a few events' spacing at the
-// event rates of a busy router, and a small fraction of a core when idle
-// between bursts.
-const idleSpin = 20 * time.Microsecond
 
 // run is the writer goroutine.
 func (ln *lane) run(cpu int) {
@@ -184,55 +119,20 @@ func (ln *lane) run(cpu int) {
 		_ = affinity.Pin(cpu) // best effort: not permitted is fine
 	}
 	labels := pprof.Labels("flash", "writer", "lane", strconv.Itoa(ln.id))
-	pprof.Do(context.Background(), labels, func(context.Context) { ln.loop() })
+	pprof.Do(context.Background(), labels, func(context.Context) { ln.ring.Run(ln.applyItem) })
 }
 
-func (ln *lane) loop() {
-	ln.mu.Lock()
-	for {
-		if ln.head == ln.tail && !ln.stopping {
-			head := ln.head
-			ln.mu.Unlock()
-			for t0 := time.Now(); ln.queued.Load() == head && time.Since(t0) < idleSpin; {
-				for i := 0; i < 64 && ln.queued.Load() == head; i++ {
-				}
-			}
-			ln.mu.Lock()
-		}
-		for ln.head == ln.tail && !ln.stopping {
-			ln.parked = true
-			ln.notEmpty.Wait()
-			ln.parked = false
-		}
-		if ln.head == ln.tail { // stopping, queue drained
-			ln.drained.Broadcast()
-			ln.notFull.Broadcast()
-			ln.mu.Unlock()
-			return
-		}
-		end := ln.tail
-		ln.mu.Unlock()
-		for i := ln.head; i < end; i++ {
-			it := &ln.ring[i%uint64(len(ln.ring))]
-			switch {
-			case it.fn != nil:
-				it.fn()
-				it.fn = nil
-			case it.remove:
-				ln.removeWorker(it.removeID)
-			default:
-				_ = ln.apply(&it.ev)
-				it.release()
-			}
-		}
-		ln.mu.Lock()
-		ln.head = end
-		if ln.flushers > 0 {
-			ln.drained.Broadcast()
-		}
-		if ln.producers > 0 {
-			ln.notFull.Broadcast()
-		}
+// applyItem applies one queued item on the writer.
+func (ln *lane) applyItem(it *item) {
+	switch {
+	case it.fn != nil:
+		it.fn()
+		it.fn = nil
+	case it.remove:
+		ln.removeWorker(it.removeID)
+	default:
+		_ = ln.apply(&it.ev)
+		it.release()
 	}
 }
 
@@ -272,25 +172,6 @@ func (ln *lane) callOpen(fn func()) error {
 	}
 	<-done
 	return nil
-}
-
-func (ln *lane) flush() {
-	ln.mu.Lock()
-	target := ln.tail
-	for ln.head < target {
-		ln.flushers++
-		ln.drained.Wait()
-		ln.flushers--
-	}
-	ln.mu.Unlock()
-}
-
-func (ln *lane) stop() {
-	ln.mu.Lock()
-	ln.stopping = true
-	ln.notEmpty.Signal()
-	ln.notFull.Broadcast()
-	ln.mu.Unlock()
 }
 
 // trackID checks ev's id against its worker's sequence.

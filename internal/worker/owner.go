@@ -59,12 +59,12 @@ const keepScratch = 4096
 
 // TrimScratch releases scratch buffers that one large event grew.
 func (o *Owner) TrimScratch() {
-	o.pending, o.stack = shed(o.pending, keepScratch), shed(o.stack, keepScratch)
-	o.checkKids, o.checkOver = shed(o.checkKids, 1<<20), shed(o.checkOver, 1<<20)
+	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)
+	o.checkKids, o.checkOver = Shed(o.checkKids, 1<<20), Shed(o.checkOver, 1<<20)
 }
 
-// shed returns s, or nil when its buffer holds more than keep elements.
-func shed[T any](s []T, keep int) []T {
+// Shed returns s, or nil when its buffer holds more than keep elements.
+func Shed[T any](s []T, keep int) []T {
 	if cap(s) > keep {
 		return nil
 	}
