@@ -11,6 +11,8 @@ import (
 	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/search"
+	"github.com/flashindexer/flashindexer/internal/slots"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -39,15 +41,11 @@ type Indexer struct {
 	admission Counters
 	queries   [queryStripes]stripe
 
-	workersMu sync.Mutex
-	// slotEpoch is odd while a slot changes hands (intern, release) and
-	// even otherwise; each change adds 2. A query that finds it unchanged
-	// and even around its search saw no slot change hands.
-	slotEpoch atomic.Uint64
-	slots     *bitset.Slots
+	search search.Index // what queries read
+
+	workersMu sync.Mutex                       // intern, release
+	slots     *slots.Table                     // who holds each worker slot
 	directory atomic.Pointer[map[Worker]int32] // copy-on-write
-	info      []slotInfo                       // by worker slot
-	since     []atomic.Uint64                  // by worker slot: see slotInfo
 
 	onReject func(ev *Event, err error)
 	onGap    func(w Worker, expected, got uint64) // nil: ids not tracked
@@ -58,18 +56,6 @@ type Indexer struct {
 
 var _ Index = (*Indexer)(nil)
 
-// slotInfo describes the worker in one slot, for readers. Its since (in
-// Indexer.since, apart so that the common query reads 24 bytes a worker)
-// is the (odd) slot epoch at which the worker took the slot, stored before
-// its identity and live last, so a reader that finds since unchanged around
-// its reads of the identity read one worker's.
-type slotInfo struct {
-	id     atomic.Uint64
-	rank   atomic.Uint32
-	live   atomic.Bool
-	blocks atomic.Int64
-}
-
 // queryStripes spreads the query counters over cache lines so concurrent
 // readers do not bounce one line; a query picks its stripe from the address
 // of its Scores.
@@ -79,11 +65,6 @@ type stripe struct {
 	queries, blocks atomic.Uint64
 	_               [64 - 16]byte
 }
-
-// maxProbeRetries bounds how often a probe restarts after seeing a slot
-// change under it; past it the probe counts as a miss (only a writer
-// freeing and reusing that very slot continuously could get there).
-const maxProbeRetries = 64
 
 // shardBits picks the shards per position of the shared table: shards only
 // keep writers off each other's locks, and each splits a position's keys
@@ -110,9 +91,7 @@ func New(opts ...Option) *Indexer {
 		jump:     s.jump,
 		bw:       bw,
 		sync:     s.writers == 0,
-		slots:    bitset.NewSlots(s.cfg.MaxWorkers),
-		info:     make([]slotInfo, s.cfg.MaxWorkers),
-		since:    make([]atomic.Uint64, s.cfg.MaxWorkers),
+		slots:    slots.New(s.cfg.MaxWorkers),
 		onReject: s.onReject,
 		onGap:    s.onGap,
 		capacity: s.capacity,
@@ -129,6 +108,7 @@ func New(opts ...Option) *Indexer {
 	} else {
 		ix.tabs = []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardBits(n)))}
 	}
+	ix.search = search.Index{Sets: ix.sets, Tabs: ix.tabs, Slots: ix.slots, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
 	var cpus []int
 	if !ix.sync && s.pin {
 		cpus = planCPUs(n)
@@ -295,7 +275,7 @@ func (ix *Indexer) BlockCount(w Worker) int {
 	if !ok {
 		return 0
 	}
-	return int(ix.info[slot].blocks.Load())
+	return ix.slots.Blocks(int(slot))
 }
 
 // WorkerBlocks calls f with every worker that holds a slot and the number of
@@ -304,7 +284,7 @@ func (ix *Indexer) BlockCount(w Worker) int {
 // index's write path.
 func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
 	for w, slot := range *ix.directory.Load() {
-		f(w, int(ix.info[slot].blocks.Load()))
+		f(w, ix.slots.Blocks(int(slot)))
 	}
 }
 
@@ -328,17 +308,10 @@ func (ix *Indexer) Workers() int { return len(*ix.directory.Load()) }
 func (ix *Indexer) intern(w Worker) (int, error) {
 	ix.workersMu.Lock()
 	defer ix.workersMu.Unlock()
-	slot, ok := ix.slots.Alloc()
+	slot, ok := ix.slots.Take(w.ID, w.DPRank)
 	if !ok {
 		return 0, ErrTooManyWorkers
 	}
-	in := &ix.info[slot]
-	ix.since[slot].Store(ix.slotEpoch.Add(1)) // odd: changing
-	in.id.Store(w.ID)
-	in.rank.Store(w.DPRank)
-	in.blocks.Store(0)
-	in.live.Store(true)
-	ix.slotEpoch.Add(1)
 	old := *ix.directory.Load()
 	dir := make(map[Worker]int32, len(old)+1)
 	for k, v := range old {
@@ -353,11 +326,7 @@ func (ix *Indexer) intern(w Worker) (int, error) {
 func (ix *Indexer) release(w Worker, slot int) {
 	ix.workersMu.Lock()
 	defer ix.workersMu.Unlock()
-	ix.slotEpoch.Add(1) // odd: changing
-	ix.info[slot].live.Store(false)
-	ix.info[slot].blocks.Store(0)
-	ix.slots.Free(slot)
-	ix.slotEpoch.Add(1)
+	ix.slots.Give(slot)
 	old := *ix.directory.Load()
 	dir := make(map[Worker]int32, len(old))
 	for k, v := range old {

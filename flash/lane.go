@@ -6,7 +6,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/internal/entry"
@@ -207,7 +206,7 @@ func (ln *lane) apply(ev *Event) error {
 			ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)))
 			break
 		}
-		removed := ln.own.Remove(ws, hashesOf(ev.Hashes))
+		removed := ln.own.Remove(ws, view[uint64](ev.Hashes))
 		ln.counters.Add(CounterBlocksRemoved, uint64(removed))
 		ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)-removed))
 	case KindCleared:
@@ -218,7 +217,7 @@ func (ln *lane) apply(ev *Event) error {
 		err = ErrBadKind
 	}
 	if ws != nil && ws.Slot >= 0 {
-		ln.ix.info[ws.Slot].blocks.Store(int64(ws.Blocks()))
+		ln.ix.slots.SetBlocks(ws.Slot, ws.Blocks())
 		ln.own.Check(ws)
 	}
 	ln.own.TrimScratch()
@@ -240,7 +239,7 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 		}
 		ws = ln.own.New(ev.Worker.ID, ev.Worker.DPRank, -1)
 	}
-	if err := ln.own.Prepare(ws, uint64(ev.Parent), ev.HasParent, blocksOf(ev.Blocks), ln.ix.cfg.MaxDepth); err != nil {
+	if err := ln.own.Prepare(ws, uint64(ev.Parent), ev.HasParent, view[worker.Block](ev.Blocks), ln.ix.cfg.MaxDepth); err != nil {
 		if fresh {
 			return nil, err
 		}
@@ -258,17 +257,6 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 	ln.counters.Add(CounterBlocksStored, uint64(stored))
 	ln.counters.Add(CounterBlocksDuplicate, uint64(dup))
 	return ws, nil
-}
-
-// blocksOf views blocks as the worker package's: one layout, two words
-// (TestLayout checks it).
-func blocksOf(b []Block) []worker.Block {
-	return unsafe.Slice((*worker.Block)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
-}
-
-// hashesOf views engine ids as words.
-func hashesOf(h []ExternalHash) []uint64 {
-	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(h))), len(h))
 }
 
 func (ln *lane) removeWorker(id uint64) {

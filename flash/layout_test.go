@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/search"
 	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
@@ -22,11 +23,18 @@ func TestLayout(t *testing.T) {
 		// Query counter stripes each fill a line, so readers on two cores
 		// do not share one.
 		{"stripe", unsafe.Sizeof(stripe{}), 64, "a cache line each"},
-		// Events' blocks and ids are handed to the worker package as its
-		// own types, in place (blocksOf, hashesOf).
+		// Events' blocks and ids, queries' hashes and answers pass to and
+		// from the internal packages as their own types, in place (view).
 		{"Block", unsafe.Sizeof(Block{}), unsafe.Sizeof(worker.Block{}), "worker.Block's"},
 		{"Block.Local", unsafe.Offsetof(Block{}.Local), unsafe.Offsetof(worker.Block{}.Local), "worker.Block's"},
+		{"Match", unsafe.Sizeof(Match{}), unsafe.Sizeof(search.Hit{}), "search.Hit's"},
+		{"Match.Worker.DPRank", unsafe.Offsetof(Match{}.Worker) + unsafe.Offsetof(Worker{}.DPRank), unsafe.Offsetof(search.Hit{}.Rank), "search.Hit's"},
+		{"Match.Depth", unsafe.Offsetof(Match{}.Depth), unsafe.Offsetof(search.Hit{}.Depth), "search.Hit's"},
+		{"Match.Tokens", unsafe.Offsetof(Match{}.Tokens), unsafe.Offsetof(search.Hit{}.Tokens), "search.Hit's"},
+		{"Match.Blocks", unsafe.Offsetof(Match{}.Blocks), unsafe.Offsetof(search.Hit{}.Blocks), "search.Hit's"},
 		{"ExternalHash", unsafe.Sizeof(ExternalHash(0)), 8, "a word"},
+		{"LocalHash", unsafe.Sizeof(LocalHash(0)), 8, "a word"},
+		{"SeqHash", unsafe.Sizeof(SeqHash(0)), 8, "a word"},
 	} {
 		if c.size != c.want {
 			t.Errorf("%s is %d bytes, want %d (%s)", c.name, c.size, c.want, c.why)

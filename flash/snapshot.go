@@ -114,6 +114,6 @@ func (ln *lane) restoreWorker(sw snapshot.Worker) error {
 		ln.own.Clear(ws)
 	}
 	ln.own.Restore(ws, sw)
-	ln.ix.info[ws.Slot].blocks.Store(int64(ws.Blocks()))
+	ln.ix.slots.SetBlocks(ws.Slot, ws.Blocks())
 	return nil
 }

@@ -1,4 +1,4 @@
-package flash
+package search
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 // search_gen.go is package jump's search specialized to the finder, and
 // nothing else: regenerated from jump/jump.go it comes out the same.
 func TestSearchGen_Current(t *testing.T) {
-	src, err := os.ReadFile("../jump/jump.go")
+	src, err := os.ReadFile("../../jump/jump.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := specialize.Specialize(src, "flash", "*finder", "jump")
+	want, err := specialize.Specialize(src, "search", "*Finder", "jump")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestSearchGen_Current(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("flash/search_gen.go is not jump/jump.go's search specialized: run\n" +
-			"go run ./internal/specialize/cmd -in jump/jump.go -out flash/search_gen.go -pkg flash -type '*finder' -prefix jump")
+		t.Fatal("internal/search/search_gen.go is not jump/jump.go's search specialized: run\n" +
+			"go run ./internal/specialize/cmd -in jump/jump.go -out internal/search/search_gen.go -pkg search -type '*Finder' -prefix jump")
 	}
 }

@@ -1,0 +1,195 @@
+package search
+
+import (
+	"math/bits"
+
+	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/slots"
+	"github.com/flashindexer/flashindexer/jump"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// MaxProbeRetries bounds how often a probe restarts after seeing a slot
+// change under it; past it the probe counts as a miss.
+const MaxProbeRetries = 64
+
+// Hit is one worker's answer (flash.Match's layout).
+type Hit struct {
+	ID     uint64
+	Rank   uint32
+	Depth  int
+	Tokens int
+	Blocks int
+}
+
+// Index is what a search reads.
+type Index struct {
+	Sets      entry.Sets      // a copy: read at every probe
+	Tabs      []*shardmap.Map // the shared table, or one per lane
+	Slots     *slots.Table
+	Jump      int // distance between checkpoints
+	Words     int // words per worker set
+	BlockSize int
+}
+
+// Finder is one search's state. The caller keeps it on its stack: Start,
+// then Run, then Hits. Run keeps no pointer to it.
+type Finder struct {
+	ix       *Index
+	tab      *shardmap.Map // the table being searched
+	locals   []uint64
+	seqs     []uint64
+	computed int // seqs[:computed] are known
+	hits     []Hit
+	start    int    // len(hits) at Start
+	epoch    uint64 // the slot epoch when the search began
+	careful  bool   // Emit checks each slot's owner (a slot changed hands)
+	probes   int
+}
+
+// Start sets up a search of ix for the query locals, with seqs[:computed]
+// its known sequence hashes (extended as deep as the search reaches;
+// len(seqs) ≥ len(locals)), appending to hits. It sets the fields one by
+// one: a composite literal is built aside and copied in 16-byte moves,
+// which stall on the 8-byte stores that built it (about 10 ns a query).
+func (f *Finder) Start(ix *Index, locals, seqs []uint64, computed int, hits []Hit) {
+	f.ix, f.locals, f.seqs, f.computed = ix, locals, seqs, computed
+	f.hits, f.start, f.probes = hits, len(hits), 0
+}
+
+// Hits returns the hits: what Start was given, and the search's after Run.
+func (f *Finder) Hits() []Hit { return f.hits }
+
+// Run searches every table, appending each worker's depth to the hits, and
+// returns the number of entries it looked up: D/J + drop-out groups × log
+// J. sets is scratch of jump.Scratch(Words, Jump) words.
+func (f *Finder) Run(sets []uint64) int {
+	ix, n := f.ix, len(f.locals)
+	if n == 0 {
+		return 0
+	}
+	// Each worker is in one lane, so with a table per lane the searches
+	// find disjoint workers. A slot that changes hands while they run may be
+	// reported as its new worker: then they run again, and Emit checks each
+	// slot's owner.
+	f.epoch = ix.Slots.Epoch()
+	f.careful = f.epoch&1 != 0
+	for {
+		for _, t := range ix.Tabs {
+			f.tab = t
+			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
+		}
+		if f.careful || ix.Slots.Epoch() == f.epoch {
+			break
+		}
+		f.hits = f.hits[:f.start]
+		f.epoch, f.careful = ix.Slots.Epoch(), true
+	}
+	return f.probes
+}
+
+// seq returns the query's sequence hash at position i, extending the lazily
+// computed chain as far as needed.
+func (f *Finder) seq(i int) uint64 {
+	for f.computed <= i {
+		c := f.computed
+		if c == 0 {
+			f.seqs[0] = f.locals[0]
+		} else {
+			f.seqs[c] = chain.Chain(f.seqs[c-1], f.locals[c])
+		}
+		f.computed++
+	}
+	return f.seqs[i]
+}
+
+// The Finder is the search's prober (package jump); jumpSearch is the
+// search specialized to it (search_gen.go).
+var _ jump.Prober = (*Finder)(nil)
+
+// Probe (the search's prober) writes into out the members of mask (all
+// workers when mask is nil) that hold the query's block at pos, and returns
+// how many there are. maskCount is popcount(mask) when the caller knows it,
+// else -1.
+func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
+	s := &f.ix.Sets
+	seq := f.seq(pos)
+	for try := 0; try < MaxProbeRetries; try++ {
+		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out, maskCount); ok {
+			return c
+		}
+	}
+	clear(out)
+	return 0
+}
+
+// Emit (the search's prober) adds every worker of s with the given depth. It
+// writes the fields in place: building each Hit on the stack and copying it
+// costs a store-forwarding stall per worker.
+//
+// A bit names a slot, not a worker. When no slot changed hands during the
+// search (Run checks), each slot's worker is the one whose bit the search
+// saw. Otherwise the search runs again carefully (emitCareful). Either way
+// each reported worker held one slot throughout, and none is reported
+// twice.
+func (f *Finder) Emit(s []uint64, depth int) {
+	ms := f.hits
+	n := len(ms)
+	if need := n + bitset.Count(s); need > cap(ms) {
+		ms = append(ms[:cap(ms)], make([]Hit, need-cap(ms))...)
+	}
+	ms = ms[:cap(ms)]
+	tokens := depth * f.ix.BlockSize
+	if f.careful {
+		f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
+		return
+	}
+	info := f.ix.Slots.Infos()
+	// Word by word, clearing the lowest bit: the loop carries one AND, not
+	// a search from the last index.
+	for wi, word := range s {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			in := &info[i]
+			if !in.Live() || n >= len(ms) {
+				continue
+			}
+			m := &ms[n]
+			m.ID = in.ID()
+			m.Rank = in.Rank()
+			m.Depth = depth
+			m.Tokens = tokens
+			m.Blocks = in.Blocks()
+			n++
+		}
+	}
+	f.hits = ms[:n]
+}
+
+// emitCareful is Emit's loop once a slot changed hands during the search:
+// a slot's worker is reported only when it took the slot before the search
+// began and still holds it (slots.Table.Owned), so it held the slot at
+// every probe that saw the bit; a slot that changed hands is left out. It
+// fills ms from n and returns the new length. It is a loop of its own, not
+// a branch in Emit's: the branch cost every query that matches many
+// workers about 5%.
+func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
+	sl := f.ix.Slots
+	for wi, word := range s {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			id, rank, blocks, ok := sl.Owned(i, f.epoch)
+			if !ok || n >= len(ms) {
+				continue
+			}
+			m := &ms[n]
+			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
+			n++
+		}
+	}
+	return n
+}

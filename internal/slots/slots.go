@@ -1,0 +1,113 @@
+// Package slots is the worker-slot directory: which worker holds each slot
+// (a worker's bit in the shared entries), read lock-free by queries while
+// writers give slots out and take them back.
+//
+// Contract:
+//
+//   - Take and Give MUST NOT run concurrently with each other (the caller
+//     serializes them); any reader MAY run concurrently with both.
+//   - The epoch is odd while a slot changes hands and even otherwise; each
+//     change adds 2. A reader that finds it unchanged and even around its
+//     work saw no slot change hands.
+//   - A slot's since is the (odd) epoch at which its worker took it, stored
+//     before the identity and live last; Owned reports a worker only if it
+//     took its slot before a given epoch and still holds it, reading its
+//     identity between two equal loads of since.
+package slots
+
+import (
+	"sync/atomic"
+
+	"github.com/flashindexer/flashindexer/bitset"
+)
+
+// Info describes the worker in one slot, for readers. Its since (in
+// Table.since, apart so that the common query reads 24 bytes a worker) is
+// the epoch at which the worker took the slot.
+type Info struct {
+	id     atomic.Uint64
+	rank   atomic.Uint32
+	live   atomic.Bool
+	blocks atomic.Int64
+}
+
+// Table is the directory of n slots.
+type Table struct {
+	epoch atomic.Uint64
+	free  *bitset.Slots
+	info  []Info
+	since []atomic.Uint64
+}
+
+// New returns a directory of n free slots.
+func New(n int) *Table {
+	return &Table{free: bitset.NewSlots(n), info: make([]Info, n), since: make([]atomic.Uint64, n)}
+}
+
+// Take gives a free slot to worker (id, rank); ok is false when none is
+// free.
+func (t *Table) Take(id uint64, rank uint32) (slot int, ok bool) {
+	slot, ok = t.free.Alloc()
+	if !ok {
+		return 0, false
+	}
+	in := &t.info[slot]
+	t.since[slot].Store(t.epoch.Add(1)) // odd: changing
+	in.id.Store(id)
+	in.rank.Store(rank)
+	in.blocks.Store(0)
+	in.live.Store(true)
+	t.epoch.Add(1)
+	return slot, true
+}
+
+// Give frees slot. Its worker's bits must be clear already.
+func (t *Table) Give(slot int) {
+	t.epoch.Add(1) // odd: changing
+	t.info[slot].live.Store(false)
+	t.info[slot].blocks.Store(0)
+	t.free.Free(slot)
+	t.epoch.Add(1)
+}
+
+// Used returns the number of slots given out.
+func (t *Table) Used() int { return t.free.Used() }
+
+// Epoch returns the directory's epoch.
+func (t *Table) Epoch() uint64 { return t.epoch.Load() }
+
+// SetBlocks records how many blocks slot's worker holds.
+func (t *Table) SetBlocks(slot, n int) { t.info[slot].blocks.Store(int64(n)) }
+
+// Blocks returns how many blocks slot's worker holds.
+func (t *Table) Blocks(slot int) int { return int(t.info[slot].blocks.Load()) }
+
+// Infos returns the slots' descriptions, by slot, for a reader's loop.
+func (t *Table) Infos() []Info { return t.info }
+
+// Live reports whether the slot is given out.
+func (in *Info) Live() bool { return in.live.Load() }
+
+// ID returns the slot's worker's ID.
+func (in *Info) ID() uint64 { return in.id.Load() }
+
+// Rank returns the slot's worker's DP rank.
+func (in *Info) Rank() uint32 { return in.rank.Load() }
+
+// Blocks returns how many blocks the slot's worker holds.
+func (in *Info) Blocks() int { return int(in.blocks.Load()) }
+
+// Owned returns slot's worker and its block count, and reports whether that
+// worker took the slot before epoch and held it throughout the reads.
+func (t *Table) Owned(slot int, epoch uint64) (id uint64, rank uint32, blocks int, ok bool) {
+	in, sinceOf := &t.info[slot], &t.since[slot]
+	if !in.live.Load() {
+		return 0, 0, 0, false
+	}
+	since := sinceOf.Load()
+	if since >= epoch {
+		return 0, 0, 0, false
+	}
+	id, rank, blocks = in.id.Load(), in.rank.Load(), int(in.blocks.Load())
+	return id, rank, blocks, in.live.Load() && sinceOf.Load() == since
+}
