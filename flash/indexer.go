@@ -38,7 +38,7 @@ type Indexer struct {
 	sync  bool
 
 	closed    atomic.Bool
-	admission Counters
+	admission tally
 	queries   [queryStripes]stripe
 
 	search search.Index // what queries read
@@ -175,8 +175,8 @@ func LaneFor(id uint64, lanes int) int {
 	return int(l)
 }
 
-func (ix *Indexer) reject(ev *Event, err error, c *Counters) error {
-	c.RejectEvent(ev.Kind, err)
+func (ix *Indexer) reject(ev *Event, err error, c *tally) error {
+	c.reject(ev.Kind, err)
 	if ix.onReject != nil {
 		ix.report(*ev, err)
 	}
@@ -221,7 +221,7 @@ func (ix *Indexer) RemoveWorker(id uint64) error {
 		ln.mu.Lock()
 		defer ln.mu.Unlock()
 		if ix.closed.Load() {
-			ix.admission.Reject(ErrClosed)
+			ix.admission.reject(0, ErrClosed)
 			return ErrClosed
 		}
 		ln.removeWorker(id)
@@ -258,9 +258,9 @@ func (ix *Indexer) Close() error {
 // Stats returns the index's counters.
 func (ix *Indexer) Stats() Stats {
 	var s Stats
-	ix.admission.AddTo(&s)
+	ix.admission.addTo(&s)
 	for _, ln := range ix.lanes {
-		ln.counters.AddTo(&s)
+		ln.counters.addTo(&s)
 	}
 	for i := range ix.queries {
 		s.Queries += ix.queries[i].queries.Load()

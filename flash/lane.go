@@ -6,6 +6,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/internal/entry"
@@ -27,7 +28,7 @@ type lane struct {
 	id       int
 	own      worker.Owner // its workers' entry writer, map keys and scratch
 	workers  map[Worker]*worker.State
-	counters Counters
+	counters tally
 	nextID   map[Worker]uint64 // event id tracking: the id expected next
 	mu       sync.Mutex        // synchronous mode: the lane
 	ring     ring.Ring[item]
@@ -88,7 +89,7 @@ func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) er
 		switch {
 		case fn != nil:
 		case ev == nil:
-			ix.admission.Reject(err)
+			ix.admission.reject(0, err)
 		default:
 			ix.reject(ev, err, &ix.admission)
 		}
@@ -184,9 +185,9 @@ func (ln *lane) trackID(ev *Event) {
 		return
 	}
 	if ev.ID > next {
-		ln.counters.Add(CounterEventGaps, 1)
+		ln.counters.add(unsafe.Offsetof(Stats{}.EventGaps), 1)
 	} else {
-		ln.counters.Add(CounterEventRestarts, 1)
+		ln.counters.add(unsafe.Offsetof(Stats{}.EventRestarts), 1)
 	}
 	ln.ix.onGap(ev.Worker, next, ev.ID)
 }
@@ -203,12 +204,12 @@ func (ln *lane) apply(ev *Event) error {
 		ws, err = ln.store(ws, ev)
 	case KindRemoved:
 		if ws == nil {
-			ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)))
+			ln.counters.add(unsafe.Offsetof(Stats{}.RemovesUnknown), uint64(len(ev.Hashes)))
 			break
 		}
 		removed := ln.own.Remove(ws, view[uint64](ev.Hashes))
-		ln.counters.Add(CounterBlocksRemoved, uint64(removed))
-		ln.counters.Add(CounterRemovesUnknown, uint64(len(ev.Hashes)-removed))
+		ln.counters.add(unsafe.Offsetof(Stats{}.BlocksRemoved), uint64(removed))
+		ln.counters.add(unsafe.Offsetof(Stats{}.RemovesUnknown), uint64(len(ev.Hashes)-removed))
 	case KindCleared:
 		if ws != nil {
 			ln.own.Clear(ws)
@@ -224,7 +225,7 @@ func (ln *lane) apply(ev *Event) error {
 	if err != nil {
 		return ln.ix.reject(ev, err, &ln.counters)
 	}
-	ln.counters.Applied(ev.Kind)
+	ln.counters.applied(ev.Kind)
 	return nil
 }
 
@@ -254,8 +255,8 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 		ln.workers[ev.Worker] = ws
 	}
 	stored, dup := ln.own.Commit(ws)
-	ln.counters.Add(CounterBlocksStored, uint64(stored))
-	ln.counters.Add(CounterBlocksDuplicate, uint64(dup))
+	ln.counters.add(unsafe.Offsetof(Stats{}.BlocksStored), uint64(stored))
+	ln.counters.add(unsafe.Offsetof(Stats{}.BlocksDuplicate), uint64(dup))
 	return ws, nil
 }
 
@@ -276,6 +277,6 @@ func (ln *lane) removeWorker(id uint64) {
 		}
 	}
 	if removed {
-		ln.counters.Add(CounterWorkersRemoved, 1)
+		ln.counters.add(unsafe.Offsetof(Stats{}.WorkersRemoved), 1)
 	}
 }

@@ -1,6 +1,7 @@
 package flash
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -38,6 +39,19 @@ func TestLayout(t *testing.T) {
 	} {
 		if c.size != c.want {
 			t.Errorf("%s is %d bytes, want %d (%s)", c.name, c.size, c.want, c.why)
+		}
+	}
+}
+
+// Stats is all uint64 words, so a tally's word i is the field at offset 8i.
+func TestStats_Words(t *testing.T) {
+	typ := reflect.TypeFor[Stats]()
+	if typ.Size() != uintptr(typ.NumField())*8 || len(tally{}) != typ.NumField() {
+		t.Fatalf("Stats is %d bytes in %d fields; tally has %d words", typ.Size(), typ.NumField(), len(tally{}))
+	}
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.Type.Kind() != reflect.Uint64 || f.Offset != uintptr(8*i) {
+			t.Errorf("field %s: %v at %d", f.Name, f.Type, f.Offset)
 		}
 	}
 }

@@ -3,190 +3,109 @@ package flash
 import (
 	"errors"
 	"sync/atomic"
+	"unsafe"
 )
 
-// Counter names one statistic. Counters only grow.
-type Counter uint8
-
-const (
-	CounterEventsApplied          Counter = iota // events accepted and applied (the sum of the three by kind)
-	CounterEventsRejected                        // events rejected whole (sum of the Rejected* counters)
-	CounterBlocksStored                          // blocks newly held by a worker
-	CounterBlocksDuplicate                       // stored blocks the worker already held (idempotent)
-	CounterBlocksRemoved                         // blocks that left a worker through Removed
-	CounterRemovesUnknown                        // removed hashes the worker did not hold (skipped)
-	CounterClears                                // Cleared events applied (counted by Applied)
-	CounterWorkersRemoved                        // RemoveWorker calls that removed at least one rank
-	CounterRejectedUnknownParent                 // ErrUnknownParent
-	CounterRejectedHashConflict                  // ErrHashConflict
-	CounterRejectedEmpty                         // ErrEmptyEvent
-	CounterRejectedTooLarge                      // ErrBatchTooLarge
-	CounterRejectedTooDeep                       // ErrTooDeep
-	CounterRejectedTooManyWorkers                // ErrTooManyWorkers
-	CounterRejectedBadKind                       // ErrBadKind
-	CounterRejectedClosed                        // ErrClosed
-	CounterRejectedQueueFull                     // ErrQueueFull (TryApply)
-	CounterQueries                               // FindMatches calls
-	CounterQueryBlocks                           // query blocks looked at by FindMatches calls
-	CounterEventGaps                             // event ids that skipped ahead (events lost upstream)
-	CounterEventRestarts                         // event ids that went back (the engine restarted)
-	CounterStoredApplied                         // Stored events applied
-	CounterRemovedApplied                        // Removed events applied
-	CounterStoredRejected                        // Stored events rejected
-	CounterRemovedRejected                       // Removed events rejected
-	CounterClearedRejected                       // Cleared events rejected
-	numCounters
-)
-
-// Stats is a snapshot of an index's counters.
+// Stats is a snapshot of an index's counters. Counters only grow.
 type Stats struct {
-	EventsApplied, EventsRejected   uint64
-	BlocksStored, BlocksDuplicate   uint64
-	BlocksRemoved, RemovesUnknown   uint64
-	Clears, WorkersRemoved          uint64
-	RejectedUnknownParent           uint64
-	RejectedHashConflict            uint64
-	RejectedEmpty, RejectedTooLarge uint64
-	RejectedTooDeep                 uint64
-	RejectedTooManyWorkers          uint64
-	RejectedBadKind                 uint64
-	RejectedClosed                  uint64
-	RejectedQueueFull               uint64
-	Queries, QueryBlocks            uint64
-	EventGaps, EventRestarts        uint64
+	EventsApplied   uint64 // events accepted and applied (the sum of the three by kind)
+	EventsRejected  uint64 // events rejected whole (each also under its reason below)
+	BlocksStored    uint64 // blocks newly held by a worker
+	BlocksDuplicate uint64 // stored blocks the worker already held (idempotent)
+	BlocksRemoved   uint64 // blocks that left a worker through Removed
+	RemovesUnknown  uint64 // removed hashes the worker did not hold (skipped)
+	Clears          uint64 // Cleared events applied
+	WorkersRemoved  uint64 // RemoveWorker calls that removed at least one rank
+	// Rejections by reason: ErrUnknownParent, ErrHashConflict, ErrEmptyEvent,
+	// ErrBatchTooLarge, ErrTooDeep, ErrTooManyWorkers, ErrBadKind, ErrClosed,
+	// ErrQueueFull (TryApply).
+	RejectedUnknownParent, RejectedHashConflict uint64
+	RejectedEmpty, RejectedTooLarge             uint64
+	RejectedTooDeep, RejectedTooManyWorkers     uint64
+	RejectedBadKind, RejectedClosed             uint64
+	RejectedQueueFull                           uint64
+	Queries, QueryBlocks                        uint64 // FindMatches calls, and the query blocks they looked at
+	EventGaps, EventRestarts                    uint64 // event ids that skipped ahead (events lost upstream), or went back (an engine restart)
 	// Events by kind and outcome. Cleared events applied are Clears.
 	// Rejections of events of no known kind, and of RemoveWorker calls,
-	// are in EventsRejected only.
+	// are in EventsRejected (and under their reason) only.
 	StoredApplied, RemovedApplied                    uint64
 	StoredRejected, RemovedRejected, ClearedRejected uint64
 }
 
-// Counters is a set of atomic counters that any backend can embed. The zero
-// value is ready. Safe for concurrent use; Add allocates nothing.
-type Counters struct {
-	v [numCounters]atomic.Uint64
-}
+// tally is Stats counted from many goroutines: word i counts the Stats
+// field at byte offset 8i (every field is a uint64, TestStats_Words), so
+// a counter is named by its field's offset, a constant.
+type tally [unsafe.Sizeof(Stats{}) / 8]atomic.Uint64
 
-// Add adds n to counter c.
-func (c *Counters) Add(k Counter, n uint64) {
-	if k < numCounters {
-		c.v[k].Add(n)
+func (t *tally) add(field uintptr, n uint64) { t[field/8].Add(n) }
+
+// addTo adds every counter of t into s.
+func (t *tally) addTo(s *Stats) {
+	w := (*[len(tally{})]uint64)(unsafe.Pointer(s))
+	for i := range t {
+		w[i] += t[i].Load()
 	}
 }
 
-// Get returns counter k.
-func (c *Counters) Get(k Counter) uint64 {
-	if k == CounterEventsApplied {
-		return c.applied()
-	}
-	if k < numCounters {
-		return c.v[k].Load()
-	}
-	return 0
-}
-
-// Reject counts a rejected event under the counter matching err. Errors that
-// are not this package's rejections are counted as rejected only.
-func (c *Counters) Reject(err error) {
-	c.v[CounterEventsRejected].Add(1)
-	if k, ok := RejectCounter(err); ok {
-		c.v[k].Add(1)
+// applied counts an applied event of kind k.
+func (t *tally) applied(k EventKind) {
+	if a, _, ok := kindFields(k); ok {
+		t.add(a, 1)
+		t.add(unsafe.Offsetof(Stats{}.EventsApplied), 1)
 	}
 }
 
-// RejectEvent counts a rejected event of kind k: as Reject does, and under
-// its kind.
-func (c *Counters) RejectEvent(k EventKind, err error) {
-	c.Reject(err)
-	if _, rejected, ok := kindCounters(k); ok {
-		c.v[rejected].Add(1)
+// reject counts an event of kind k rejected with err: in EventsRejected,
+// under err's counter if it is one of this package's errors, and under its
+// kind.
+func (t *tally) reject(k EventKind, err error) {
+	t.add(unsafe.Offsetof(Stats{}.EventsRejected), 1)
+	if f, ok := rejectField(err); ok {
+		t.add(f, 1)
+	}
+	if _, r, ok := kindFields(k); ok {
+		t.add(r, 1)
 	}
 }
 
-// Applied counts an applied event of kind k; EventsApplied is their sum.
-func (c *Counters) Applied(k EventKind) {
-	if applied, _, ok := kindCounters(k); ok {
-		c.v[applied].Add(1)
-	}
-}
-
-// kindCounters returns the counters of kind k's applied and rejected
+// kindFields returns the fields counting kind k's applied and rejected
 // events; ok is false for an unknown kind.
-func kindCounters(k EventKind) (applied, rejected Counter, ok bool) {
+func kindFields(k EventKind) (applied, rejected uintptr, ok bool) {
+	var s Stats
 	switch k {
 	case KindStored:
-		return CounterStoredApplied, CounterStoredRejected, true
+		return unsafe.Offsetof(s.StoredApplied), unsafe.Offsetof(s.StoredRejected), true
 	case KindRemoved:
-		return CounterRemovedApplied, CounterRemovedRejected, true
+		return unsafe.Offsetof(s.RemovedApplied), unsafe.Offsetof(s.RemovedRejected), true
 	case KindCleared:
-		return CounterClears, CounterClearedRejected, true
+		return unsafe.Offsetof(s.Clears), unsafe.Offsetof(s.ClearedRejected), true
 	}
 	return 0, 0, false
 }
 
-func (c *Counters) applied() uint64 {
-	return c.v[CounterStoredApplied].Load() + c.v[CounterRemovedApplied].Load() + c.v[CounterClears].Load()
+// rejectErrors lists each rejection error with the field counting it.
+var rejectErrors = [...]struct {
+	err   error
+	field uintptr
+}{
+	{ErrUnknownParent, unsafe.Offsetof(Stats{}.RejectedUnknownParent)},
+	{ErrHashConflict, unsafe.Offsetof(Stats{}.RejectedHashConflict)},
+	{ErrEmptyEvent, unsafe.Offsetof(Stats{}.RejectedEmpty)},
+	{ErrBatchTooLarge, unsafe.Offsetof(Stats{}.RejectedTooLarge)},
+	{ErrTooDeep, unsafe.Offsetof(Stats{}.RejectedTooDeep)},
+	{ErrTooManyWorkers, unsafe.Offsetof(Stats{}.RejectedTooManyWorkers)},
+	{ErrBadKind, unsafe.Offsetof(Stats{}.RejectedBadKind)},
+	{ErrClosed, unsafe.Offsetof(Stats{}.RejectedClosed)},
+	{ErrQueueFull, unsafe.Offsetof(Stats{}.RejectedQueueFull)},
 }
 
-// RejectCounter returns the counter that counts rejections with err.
-func RejectCounter(err error) (Counter, bool) {
-	switch {
-	case errors.Is(err, ErrUnknownParent):
-		return CounterRejectedUnknownParent, true
-	case errors.Is(err, ErrHashConflict):
-		return CounterRejectedHashConflict, true
-	case errors.Is(err, ErrEmptyEvent):
-		return CounterRejectedEmpty, true
-	case errors.Is(err, ErrBatchTooLarge):
-		return CounterRejectedTooLarge, true
-	case errors.Is(err, ErrTooDeep):
-		return CounterRejectedTooDeep, true
-	case errors.Is(err, ErrTooManyWorkers):
-		return CounterRejectedTooManyWorkers, true
-	case errors.Is(err, ErrBadKind):
-		return CounterRejectedBadKind, true
-	case errors.Is(err, ErrClosed):
-		return CounterRejectedClosed, true
-	case errors.Is(err, ErrQueueFull):
-		return CounterRejectedQueueFull, true
+// rejectField returns the field that counts rejections with err.
+func rejectField(err error) (uintptr, bool) {
+	for _, r := range rejectErrors {
+		if errors.Is(err, r.err) {
+			return r.field, true
+		}
 	}
 	return 0, false
-}
-
-// AddTo adds every counter of c into s.
-func (c *Counters) AddTo(s *Stats) {
-	g := func(k Counter) uint64 { return c.v[k].Load() }
-	s.EventsApplied += c.applied()
-	s.EventsRejected += g(CounterEventsRejected)
-	s.BlocksStored += g(CounterBlocksStored)
-	s.BlocksDuplicate += g(CounterBlocksDuplicate)
-	s.BlocksRemoved += g(CounterBlocksRemoved)
-	s.RemovesUnknown += g(CounterRemovesUnknown)
-	s.Clears += g(CounterClears)
-	s.WorkersRemoved += g(CounterWorkersRemoved)
-	s.RejectedUnknownParent += g(CounterRejectedUnknownParent)
-	s.RejectedHashConflict += g(CounterRejectedHashConflict)
-	s.RejectedEmpty += g(CounterRejectedEmpty)
-	s.RejectedTooLarge += g(CounterRejectedTooLarge)
-	s.RejectedTooDeep += g(CounterRejectedTooDeep)
-	s.RejectedTooManyWorkers += g(CounterRejectedTooManyWorkers)
-	s.RejectedBadKind += g(CounterRejectedBadKind)
-	s.RejectedClosed += g(CounterRejectedClosed)
-	s.RejectedQueueFull += g(CounterRejectedQueueFull)
-	s.Queries += g(CounterQueries)
-	s.QueryBlocks += g(CounterQueryBlocks)
-	s.EventGaps += g(CounterEventGaps)
-	s.EventRestarts += g(CounterEventRestarts)
-	s.StoredApplied += g(CounterStoredApplied)
-	s.RemovedApplied += g(CounterRemovedApplied)
-	s.StoredRejected += g(CounterStoredRejected)
-	s.RemovedRejected += g(CounterRemovedRejected)
-	s.ClearedRejected += g(CounterClearedRejected)
-}
-
-// Snapshot returns the counters as Stats.
-func (c *Counters) Snapshot() Stats {
-	var s Stats
-	c.AddTo(&s)
-	return s
 }

@@ -33,7 +33,7 @@ type ConcurrentRadix struct {
 	lanes    []*clane
 	tokens   int
 	wg       sync.WaitGroup
-	counters flash.Counters
+	counters model.Counters
 	slots    atomic.Int64
 }
 

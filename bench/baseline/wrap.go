@@ -24,7 +24,7 @@ type locked struct {
 	st       state
 	tokens   int
 	closed   bool
-	counters flash.Counters
+	counters model.Counters
 }
 
 func newLocked(cfg flash.Config, st state) *locked {
@@ -93,7 +93,7 @@ type actor struct {
 	tokens   int
 	inbox    chan request
 	done     chan struct{}
-	counters flash.Counters
+	counters model.Counters
 }
 
 // mailbox sends requests to goroutines that own state (an actor, a sticky
@@ -129,7 +129,7 @@ func (m *mailbox) send(inbox chan request, r request, wait bool) bool {
 }
 
 // post sends r without waiting; after close it counts and returns ErrClosed.
-func (m *mailbox) post(inbox chan request, r request, c *flash.Counters) error {
+func (m *mailbox) post(inbox chan request, r request, c *model.Counters) error {
 	if !m.send(inbox, r, false) {
 		if r.kind == reqEvent {
 			c.RejectEvent(r.ev.Kind, flash.ErrClosed)
@@ -164,9 +164,9 @@ func owned(ev flash.Event) flash.Event {
 }
 
 // countQuery counts q and reports whether it has blocks to look up.
-func countQuery(c *flash.Counters, q flash.Query) bool {
-	c.Add(flash.CounterQueries, 1)
-	c.Add(flash.CounterQueryBlocks, uint64(len(q.Locals)))
+func countQuery(c *model.Counters, q flash.Query) bool {
+	c.Add(model.CounterQueries, 1)
+	c.Add(model.CounterQueryBlocks, uint64(len(q.Locals)))
 	return len(q.Locals) > 0
 }
 

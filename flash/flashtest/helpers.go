@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // Factory makes a fresh, empty index with the given settings.
@@ -152,32 +153,32 @@ func (x *fixture) reject(ev flash.Event, want error) {
 	if after.EventsRejected != before.EventsRejected+1 {
 		x.t.Fatalf("EventsRejected %d -> %d, want +1 (%v)", before.EventsRejected, after.EventsRejected, want)
 	}
-	k, _ := flash.RejectCounter(want)
+	k, _ := model.RejectCounter(want)
 	if got, was := counterOf(after, k), counterOf(before, k); got != was+1 {
 		x.t.Fatalf("counter for %v %d -> %d, want +1", want, was, got)
 	}
 }
 
 // counterOf reads one counter from a Stats snapshot.
-func counterOf(s flash.Stats, k flash.Counter) uint64 {
+func counterOf(s flash.Stats, k model.Counter) uint64 {
 	switch k {
-	case flash.CounterRejectedUnknownParent:
+	case model.CounterRejectedUnknownParent:
 		return s.RejectedUnknownParent
-	case flash.CounterRejectedHashConflict:
+	case model.CounterRejectedHashConflict:
 		return s.RejectedHashConflict
-	case flash.CounterRejectedEmpty:
+	case model.CounterRejectedEmpty:
 		return s.RejectedEmpty
-	case flash.CounterRejectedTooLarge:
+	case model.CounterRejectedTooLarge:
 		return s.RejectedTooLarge
-	case flash.CounterRejectedTooDeep:
+	case model.CounterRejectedTooDeep:
 		return s.RejectedTooDeep
-	case flash.CounterRejectedTooManyWorkers:
+	case model.CounterRejectedTooManyWorkers:
 		return s.RejectedTooManyWorkers
-	case flash.CounterRejectedBadKind:
+	case model.CounterRejectedBadKind:
 		return s.RejectedBadKind
-	case flash.CounterRejectedClosed:
+	case model.CounterRejectedClosed:
 		return s.RejectedClosed
-	case flash.CounterRejectedQueueFull:
+	case model.CounterRejectedQueueFull:
 		return s.RejectedQueueFull
 	}
 	panic(fmt.Sprintf("flashtest: no rejection counter %d", k))

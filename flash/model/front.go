@@ -46,14 +46,14 @@ type chain struct {
 type Front struct {
 	cfg      flash.Config
 	workers  map[flash.Worker]*chain
-	counters *flash.Counters
+	counters *Counters
 	slots    *atomic.Int64 // workers known, shared by the fronts of one index
 }
 
 // NewFront returns a front counting into counters. Fronts that split one
 // index's workers between them (one per writer) share slots, so MaxWorkers
 // bounds them together; nil gives the front its own.
-func NewFront(cfg flash.Config, counters *flash.Counters, slots *atomic.Int64) *Front {
+func NewFront(cfg flash.Config, counters *Counters, slots *atomic.Int64) *Front {
 	if slots == nil {
 		slots = new(atomic.Int64)
 	}
@@ -90,7 +90,7 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 				p, ok = ch.blocks[h]
 			}
 			if !ok {
-				c.counters.Add(flash.CounterRemovesUnknown, 1)
+				c.counters.Add(CounterRemovesUnknown, 1)
 				continue
 			}
 			delete(ch.blocks, h)
@@ -99,7 +99,7 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 				delete(ch.content, k)
 				s.Del(ev.Worker, p)
 			}
-			c.counters.Add(flash.CounterBlocksRemoved, 1)
+			c.counters.Add(CounterBlocksRemoved, 1)
 		}
 	case flash.KindCleared:
 		if ch != nil {
@@ -165,7 +165,7 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 	}
 	for i, b := range ev.Blocks {
 		if _, ok := ch.blocks[b.Hash]; ok {
-			c.counters.Add(flash.CounterBlocksDuplicate, 1)
+			c.counters.Add(CounterBlocksDuplicate, 1)
 			continue
 		}
 		p := places[i]
@@ -174,7 +174,7 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 		if ch.content[k]++; ch.content[k] == 1 {
 			s.Add(ev.Worker, p)
 		}
-		c.counters.Add(flash.CounterBlocksStored, 1)
+		c.counters.Add(CounterBlocksStored, 1)
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func (c *Front) RemoveWorker(id uint64, s Sink) bool {
 		}
 	}
 	if removed {
-		c.counters.Add(flash.CounterWorkersRemoved, 1)
+		c.counters.Add(CounterWorkersRemoved, 1)
 	}
 	return removed
 }

@@ -22,7 +22,7 @@ type Model struct {
 	cfg      flash.Config
 	front    *Front
 	closed   bool
-	counters flash.Counters
+	counters Counters
 }
 
 var _ flash.Index = (*Model)(nil)
@@ -54,8 +54,8 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.counters.Add(flash.CounterQueries, 1)
-	m.counters.Add(flash.CounterQueryBlocks, uint64(len(seqs)))
+	m.counters.Add(CounterQueries, 1)
+	m.counters.Add(CounterQueryBlocks, uint64(len(seqs)))
 	m.front.Workers(func(w flash.Worker) {
 		d := 0
 		for d < len(seqs) && m.front.Holds(w, d, seqs[d]) {
