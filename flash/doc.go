@@ -65,8 +65,9 @@
 //
 // Four layers, each with one owner:
 //
-//   - Lanes (lane.go): a worker belongs to one lane, picked by its ID; a lane
-//     is a queue and a writer goroutine pinned to a CPU (or, with
+//   - Lanes (lane.go, the queue in internal/ring): a worker belongs to one
+//     lane, picked by its ID; a lane is a queue and a writer goroutine pinned
+//     to a CPU (or, with
 //     WithWriters(0), the caller's goroutine under the lane's lock). Only the
 //     lane that owns a worker reads or writes that worker's private state and
 //     its bits in the shared index.
@@ -78,13 +79,13 @@
 //     engine id for one content, or a removal in the middle of a chain, makes
 //     it complex (a content map and lists of children appear) until it is
 //     cleared.
-//   - The shared index (internal/entry, over package shardmap): per position, an
-//     open-addressed table from sequence hash to the set of workers holding
-//     that content: the set itself when Config.MaxWorkers ≤ 64, else the
-//     handle of an arena slot (package arena) holding it.
-//   - The search (package jump): jump search with binary search inside a
-//     failed jump, over a prober; find.go is the prober that reads the
-//     shared index, and search_gen.go the search specialized to it.
+//   - The shared index (internal/entry, over package shardmap): per
+//     position, an open-addressed table from sequence hash to the set of
+//     workers holding that content: the set itself when Config.MaxWorkers ≤
+//     64, else the handle of an arena slot (package arena) holding it.
+//   - The search (package jump, specialized in internal/search): jump search
+//     with binary search inside a failed jump, over a prober that reads the
+//     shared index and names each slot's worker (internal/slots).
 //
 // # Invariants
 //

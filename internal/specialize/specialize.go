@@ -4,10 +4,10 @@
 // prober are direct (Go calls a type parameter's methods through a
 // dictionary) and the prober's state may stay on its caller's stack.
 //
-// The flash index's copy is flash/search_gen.go; a test in flash compares
+// The flash index's copy is internal/search/search_gen.go; a test there compares
 // it with Specialize's output for jump/jump.go, and
 //
-//	go run ./internal/specialize/cmd -in jump/jump.go -out flash/search_gen.go -pkg flash -type '*finder' -prefix jump
+//	go run ./internal/specialize/cmd -in jump/jump.go -out internal/search/search_gen.go -pkg search -type '*Finder' -prefix jump
 //
 // rewrites it.
 package specialize

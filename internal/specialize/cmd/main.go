@@ -1,6 +1,6 @@
 // Command cmd writes a specialized copy of package jump's search:
 //
-//	go run ./internal/specialize/cmd -in jump/jump.go -out flash/search_gen.go -pkg flash -type '*finder' -prefix jump
+//	go run ./internal/specialize/cmd -in jump/jump.go -out internal/search/search_gen.go -pkg search -type '*Finder' -prefix jump
 package main
 
 import (
