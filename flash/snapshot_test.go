@@ -2,6 +2,7 @@ package flash_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/zeebo/xxh3"
 )
 
 // churn applies random stores (some under a second engine id), removes
@@ -225,5 +227,50 @@ func BenchmarkSnapshot(b *testing.B) {
 			dst.Close()
 		}
 		b.ReportMetric(float64(ids*b.N)/time.Since(t0).Seconds(), "blocks/s")
+	})
+}
+
+// FuzzRestore: a snapshot body (sealed with its checksum, so that fuzzing
+// reaches the structural checks) either is refused with ErrSnapshot or
+// ErrTooManyWorkers and changes nothing, or restores a state that a second
+// Dump and Restore reproduce, with the same answers (the flash_invariants
+// build checks every restored worker's state too).
+func FuzzRestore(f *testing.F) {
+	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(8))
+	churn(ix, rand.New(rand.NewPCG(3, 4)), snapshotPrompts(), 3, 200)
+	var b bytes.Buffer
+	if _, err := ix.Dump(&b); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes()[:b.Len()-8])
+	prompts := snapshotPrompts()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := binary.LittleEndian.AppendUint64(slices.Clone(body), xxh3.Hash(body))
+		ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(8))
+		before := answers(ix, prompts, 8)
+		if err := ix.Restore(bytes.NewReader(data)); err != nil {
+			if !errors.Is(err, flash.ErrSnapshot) && !errors.Is(err, flash.ErrTooManyWorkers) {
+				t.Fatalf("Restore: %v", err)
+			}
+			if after := answers(ix, prompts, 8); after != before {
+				t.Fatal("a refused snapshot changed the index")
+			}
+			return
+		}
+		var d bytes.Buffer
+		if _, err := ix.Dump(&d); err != nil {
+			t.Fatal(err)
+		}
+		again := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(8))
+		if err := again.Restore(bytes.NewReader(d.Bytes())); err != nil {
+			t.Fatalf("the index's own Dump is refused: %v", err)
+		}
+		var d2 bytes.Buffer
+		if _, err := again.Dump(&d2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(d.Bytes(), d2.Bytes()) || answers(ix, prompts, 8) != answers(again, prompts, 8) {
+			t.Fatal("Dump and Restore do not reproduce a restored state")
+		}
 	})
 }
