@@ -1,10 +1,6 @@
 package flash
 
 import (
-	"context"
-	"runtime"
-	"runtime/pprof"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -113,13 +109,7 @@ func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) er
 // run is the writer goroutine.
 func (ln *lane) run(cpu int) {
 	defer ln.ix.stopped.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if cpu >= 0 {
-		_ = affinity.Pin(cpu) // best effort: not permitted is fine
-	}
-	labels := pprof.Labels("flash", "writer", "lane", strconv.Itoa(ln.id))
-	pprof.Do(context.Background(), labels, func(context.Context) { ln.ring.Run(ln.applyItem) })
+	ln.ring.Serve(cpu, ln.id, ln.applyItem)
 }
 
 // applyItem applies one queued item on the writer.

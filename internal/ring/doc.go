@@ -1,6 +1,7 @@
-// Package ring is a writer's event queue: producers copy items into a ring
-// under a lock, and one consumer goroutine applies them in batches without
-// it.
+// Package ring is a writer: its event queue, where producers copy items
+// into a ring under a lock, and its thread (Serve), one consumer goroutine
+// locked to an OS thread and pinned to a CPU that applies them in batches
+// without the lock.
 //
 // The ring has counters head ≤ tail (never wrapped: an item's place is its
 // counter modulo the ring's length). Its protocol:

@@ -1,10 +1,16 @@
 package ring
 
 import (
+	"context"
 	"errors"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/flashindexer/flashindexer/affinity"
 )
 
 var (
@@ -146,4 +152,17 @@ func (r *Ring[T]) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return int(r.tail - r.head)
+}
+
+// Serve runs Run as a writer thread: locked to its OS thread, pinned to cpu
+// when cpu ≥ 0 (best effort: not permitted is fine), with the pprof labels
+// flash=writer, lane=<lane>, so profiles tell the writers apart.
+func (r *Ring[T]) Serve(cpu, lane int, apply func(*T)) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if cpu >= 0 {
+		_ = affinity.Pin(cpu)
+	}
+	labels := pprof.Labels("flash", "writer", "lane", strconv.Itoa(lane))
+	pprof.Do(context.Background(), labels, func(context.Context) { r.Run(apply) })
 }
