@@ -266,6 +266,7 @@ func (ix *Indexer) Stats() Stats {
 		s.Queries += ix.queries[i].queries.Load()
 		s.QueryBlocks += ix.queries[i].blocks.Load()
 	}
+	s.EventsApplied = s.StoredApplied + s.RemovedApplied + s.Clears
 	return s
 }
 

@@ -7,10 +7,6 @@ import (
 	"slices"
 )
 
-// Invariants is true in builds with -tags flash_invariants: every applied
-// event is followed by a full check of its worker's state.
-const Invariants = true
-
 // Check verifies a worker's private state against the shared index and
 // panics on the first violation.
 func (o *Owner) Check(ws *State) {
