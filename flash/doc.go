@@ -65,10 +65,10 @@
 //
 // Four layers, each with one owner:
 //
-//   - Lanes (lane.go, the queue in internal/ring): a worker belongs to one
-//     lane, picked by its ID; a lane is a queue and a writer goroutine pinned
-//     to a CPU (or, with
-//     WithWriters(0), the caller's goroutine under the lane's lock). Only the
+//   - Lanes (internal/lane, the queue in internal/ring): a worker belongs to
+//     one lane, picked by its ID; a lane is a queue and a writer goroutine
+//     pinned to a CPU (or, with WithWriters(0), the caller's goroutine under
+//     the lane's lock). Only the
 //     lane that owns a worker reads or writes that worker's private state and
 //     its bits in the shared index.
 //   - Private state (internal/worker): per worker, a node per content

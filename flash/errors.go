@@ -1,8 +1,7 @@
 package flash
 
 import (
-	"errors"
-
+	"github.com/flashindexer/flashindexer/internal/lane"
 	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
@@ -17,19 +16,19 @@ var (
 	// sequence hash), or twice in one batch. Nothing of the event is applied.
 	ErrHashConflict = worker.ErrHashConflict
 	// ErrEmptyEvent: a Stored or Removed event with no blocks.
-	ErrEmptyEvent = errors.New("flash: event carries no blocks")
+	ErrEmptyEvent = lane.ErrEmptyEvent
 	// ErrBatchTooLarge: an event with more blocks than the configured bound.
-	ErrBatchTooLarge = errors.New("flash: event carries more blocks than allowed")
+	ErrBatchTooLarge = lane.ErrBatchTooLarge
 	// ErrTooDeep: a Stored event would place a block past the configured
 	// maximum depth.
 	ErrTooDeep = worker.ErrTooDeep
 	// ErrTooManyWorkers: a new worker's first block arrives while MaxWorkers
 	// workers are already known. Nothing of the event is applied.
-	ErrTooManyWorkers = errors.New("flash: too many workers")
+	ErrTooManyWorkers = lane.ErrTooManyWorkers
 	// ErrBadKind: an event whose Kind is none of the known kinds.
-	ErrBadKind = errors.New("flash: unknown event kind")
+	ErrBadKind = lane.ErrBadKind
 	// ErrClosed: the index was closed.
-	ErrClosed = errors.New("flash: index closed")
+	ErrClosed = lane.ErrClosed
 	// ErrQueueFull: TryApply found the owning writer's queue full.
-	ErrQueueFull = errors.New("flash: writer queue full")
+	ErrQueueFull = lane.ErrQueueFull
 )

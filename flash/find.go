@@ -28,7 +28,7 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	if n == 0 {
 		return
 	}
-	need := jump.Scratch(ix.bw, ix.jump)
+	need := jump.Scratch(ix.search.Words, ix.jump)
 	if cap(dst.sets) < need {
 		dst.sets = make([]uint64, need)
 	}

@@ -1,5 +1,11 @@
 package flash
 
+import (
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/internal/lane"
+)
+
 // Index is what every backend implements: the Flash indexer, the reference
 // model and the baselines. The conformance suite in flash/flashtest tests any
 // Index against the semantics in the package documentation.
@@ -86,24 +92,5 @@ func (c Config) Normalize() Config {
 // CheckEvent returns the error of an event that is malformed on its own,
 // whatever the index holds: an unknown kind, an empty or oversized batch.
 func (c *Config) CheckEvent(ev *Event) error {
-	switch ev.Kind {
-	case KindStored:
-		if len(ev.Blocks) == 0 {
-			return ErrEmptyEvent
-		}
-		if len(ev.Blocks) > c.MaxBatch {
-			return ErrBatchTooLarge
-		}
-	case KindRemoved:
-		if len(ev.Hashes) == 0 {
-			return ErrEmptyEvent
-		}
-		if len(ev.Hashes) > c.MaxBatch {
-			return ErrBatchTooLarge
-		}
-	case KindCleared:
-	default:
-		return ErrBadKind
-	}
-	return nil
+	return lane.Check((*lane.Event)(unsafe.Pointer(ev)), c.MaxBatch)
 }

@@ -45,7 +45,7 @@ func DetectFeatures() Features {
 		Kernel:            asm.Active().String(),
 		KernelFromWorkers: asm.Crossover * 64,
 		Pinning:           affinity.Supported(),
-		WriterCPUs:        planCPUs(DefaultWriters()),
+		WriterCPUs:        affinity.Plan(DefaultWriters()),
 		GOMAXPROCS:        runtime.GOMAXPROCS(0),
 		Race:              order.Race,
 	}

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/lane"
 	"github.com/flashindexer/flashindexer/internal/search"
 	"github.com/flashindexer/flashindexer/internal/worker"
 )
@@ -43,15 +44,84 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// Stats is all uint64 words, so a tally's word i is the field at offset 8i.
-func TestStats_Words(t *testing.T) {
+// Stats is the lanes' counters in place: all uint64 words, field i the
+// counter numbered i.
+func TestStats_Counters(t *testing.T) {
 	typ := reflect.TypeFor[Stats]()
-	if typ.Size() != uintptr(typ.NumField())*8 || len(tally{}) != typ.NumField() {
-		t.Fatalf("Stats is %d bytes in %d fields; tally has %d words", typ.Size(), typ.NumField(), len(tally{}))
+	if typ.Size() != uintptr(typ.NumField())*8 || int(lane.NumCounters) != typ.NumField() {
+		t.Fatalf("Stats is %d bytes in %d fields; there are %d counters", typ.Size(), typ.NumField(), lane.NumCounters)
 	}
 	for i := range typ.NumField() {
 		if f := typ.Field(i); f.Type.Kind() != reflect.Uint64 || f.Offset != uintptr(8*i) {
 			t.Errorf("field %s: %v at %d", f.Name, f.Type, f.Offset)
+		}
+	}
+	var s Stats
+	for _, c := range []struct {
+		name  string
+		field uintptr
+		c     lane.Counter
+	}{
+		{"EventsApplied", unsafe.Offsetof(s.EventsApplied), lane.EventsApplied},
+		{"EventsRejected", unsafe.Offsetof(s.EventsRejected), lane.EventsRejected},
+		{"BlocksStored", unsafe.Offsetof(s.BlocksStored), lane.BlocksStored},
+		{"BlocksDuplicate", unsafe.Offsetof(s.BlocksDuplicate), lane.BlocksDuplicate},
+		{"BlocksRemoved", unsafe.Offsetof(s.BlocksRemoved), lane.BlocksRemoved},
+		{"RemovesUnknown", unsafe.Offsetof(s.RemovesUnknown), lane.RemovesUnknown},
+		{"Clears", unsafe.Offsetof(s.Clears), lane.Clears},
+		{"WorkersRemoved", unsafe.Offsetof(s.WorkersRemoved), lane.WorkersRemoved},
+		{"RejectedUnknownParent", unsafe.Offsetof(s.RejectedUnknownParent), lane.RejectedUnknownParent},
+		{"RejectedHashConflict", unsafe.Offsetof(s.RejectedHashConflict), lane.RejectedHashConflict},
+		{"RejectedEmpty", unsafe.Offsetof(s.RejectedEmpty), lane.RejectedEmpty},
+		{"RejectedTooLarge", unsafe.Offsetof(s.RejectedTooLarge), lane.RejectedTooLarge},
+		{"RejectedTooDeep", unsafe.Offsetof(s.RejectedTooDeep), lane.RejectedTooDeep},
+		{"RejectedTooManyWorkers", unsafe.Offsetof(s.RejectedTooManyWorkers), lane.RejectedTooManyWorkers},
+		{"RejectedBadKind", unsafe.Offsetof(s.RejectedBadKind), lane.RejectedBadKind},
+		{"RejectedClosed", unsafe.Offsetof(s.RejectedClosed), lane.RejectedClosed},
+		{"RejectedQueueFull", unsafe.Offsetof(s.RejectedQueueFull), lane.RejectedQueueFull},
+		{"Queries", unsafe.Offsetof(s.Queries), lane.Queries},
+		{"QueryBlocks", unsafe.Offsetof(s.QueryBlocks), lane.QueryBlocks},
+		{"EventGaps", unsafe.Offsetof(s.EventGaps), lane.EventGaps},
+		{"EventRestarts", unsafe.Offsetof(s.EventRestarts), lane.EventRestarts},
+		{"StoredApplied", unsafe.Offsetof(s.StoredApplied), lane.StoredApplied},
+		{"RemovedApplied", unsafe.Offsetof(s.RemovedApplied), lane.RemovedApplied},
+		{"StoredRejected", unsafe.Offsetof(s.StoredRejected), lane.StoredRejected},
+		{"RemovedRejected", unsafe.Offsetof(s.RemovedRejected), lane.RemovedRejected},
+		{"ClearedRejected", unsafe.Offsetof(s.ClearedRejected), lane.ClearedRejected},
+	} {
+		if int(c.field/8) != int(c.c) {
+			t.Errorf("Stats.%s is word %d, its counter %d", c.name, c.field/8, c.c)
+		}
+	}
+}
+
+// Events pass to the lanes in place, as lane.Event.
+func TestLayout_Event(t *testing.T) {
+	var e Event
+	var l lane.Event
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"size", unsafe.Sizeof(e), unsafe.Sizeof(l)},
+		{"Kind", unsafe.Sizeof(e.Kind), unsafe.Sizeof(l.Kind)},
+		{"Worker", unsafe.Offsetof(e.Worker), unsafe.Offsetof(l.Worker)},
+		{"ID", unsafe.Offsetof(e.ID), unsafe.Offsetof(l.ID)},
+		{"Parent", unsafe.Offsetof(e.Parent), unsafe.Offsetof(l.Parent)},
+		{"HasParent", unsafe.Offsetof(e.HasParent), unsafe.Offsetof(l.HasParent)},
+		{"Blocks", unsafe.Offsetof(e.Blocks), unsafe.Offsetof(l.Blocks)},
+		{"Hashes", unsafe.Offsetof(e.Hashes), unsafe.Offsetof(l.Hashes)},
+	} {
+		if c.got != c.want {
+			t.Errorf("Event.%s at %d, lane.Event's at %d", c.name, c.got, c.want)
+		}
+	}
+	for _, k := range []struct {
+		k EventKind
+		l lane.Kind
+	}{{KindStored, lane.Stored}, {KindRemoved, lane.Removed}, {KindCleared, lane.Cleared}} {
+		if uint8(k.k) != uint8(k.l) {
+			t.Errorf("%v is %d, lane's %d", k.k, k.k, k.l)
 		}
 	}
 }

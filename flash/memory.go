@@ -34,7 +34,7 @@ func (m Memory) Total() int { return m.Tables + m.Entries + m.Nodes + m.IDs + m.
 // hot paths.
 func (ix *Indexer) Memory() Memory {
 	var m Memory
-	for _, t := range ix.tabs {
+	for _, t := range ix.search.Tabs {
 		st := t.Stats()
 		m.Tables += st.Bytes
 		m.Keys += st.Keys
@@ -43,13 +43,7 @@ func (ix *Indexer) Memory() Memory {
 		m.Entries = int(ix.sets.Arena.Stats().ReservedBytes)
 	}
 	var wm worker.Memory
-	for _, ln := range ix.lanes {
-		ln.call(func() {
-			for _, ws := range ln.workers {
-				ws.AddMemory(&wm)
-			}
-		})
-	}
+	ix.lanes.Memory(&wm)
 	m.Nodes, m.IDs, m.Content, m.NodeCount, m.IDCount = wm.Nodes, wm.IDs, wm.Content, wm.NodeCount, wm.IDCount
 	return m
 }

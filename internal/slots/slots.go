@@ -70,6 +70,9 @@ func (t *Table) Give(slot int) {
 	t.epoch.Add(1)
 }
 
+// Len returns the number of slots, free or not.
+func (t *Table) Len() int { return len(t.info) }
+
 // Used returns the number of slots given out.
 func (t *Table) Used() int { return t.free.Used() }
 

@@ -1,17 +1,13 @@
-package flash
+package lane
 
 import (
 	"sync"
-	"unsafe"
 
-	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/internal/entry"
 	"github.com/flashindexer/flashindexer/internal/ring"
+	"github.com/flashindexer/flashindexer/internal/snapshot"
 	"github.com/flashindexer/flashindexer/internal/worker"
 )
-
-// planCPUs picks CPUs for n pinned writers.
-func planCPUs(n int) []int { return affinity.Plan(n) }
 
 // lane is one writer: the private state of the workers it owns, its arena
 // allocator, its counters, and (with writer goroutines) its event queue, a
@@ -20,11 +16,11 @@ func planCPUs(n int) []int { return affinity.Plan(n) }
 // the ring holds at most queue × keepBlocks blocks between bursts. In
 // synchronous mode there is no ring: mu is the lane, held for each event.
 type lane struct {
-	ix       *Indexer
+	s        *Set
 	id       int
 	own      worker.Owner // its workers' entry writer, map keys and scratch
 	workers  map[Worker]*worker.State
-	counters tally
+	counters Tally
 	nextID   map[Worker]uint64 // event id tracking: the id expected next
 	mu       sync.Mutex        // synchronous mode: the lane
 	ring     ring.Ring[item]
@@ -34,8 +30,8 @@ type lane struct {
 // event's slices, reused from one lap of the ring to the next.
 type item struct {
 	ev       Event
-	blocks   []Block
-	hashes   []ExternalHash
+	blocks   []worker.Block
+	hashes   []uint64
 	removeID uint64
 	remove   bool
 	fn       func() // a call run on the writer between events (Dump, Restore)
@@ -54,15 +50,15 @@ func (it *item) release() {
 	it.ev = Event{}
 }
 
-func newLane(ix *Indexer, id, queue int) *lane {
-	ln := &lane{ix: ix, id: id, workers: map[Worker]*worker.State{}}
-	ln.own.W = entry.Writer{Sets: &ix.sets, Alloc: ix.sets.Arena.NewAllocator()}
-	ln.own.K0, ln.own.K1 = ix.k0, ix.k1
-	if ix.capacity != nil {
-		ln.own.Hint = func(id uint64, rank uint32) int { return ix.capacity(Worker{ID: id, DPRank: rank}) }
+func newLane(s *Set, id, queue int) *lane {
+	ln := &lane{s: s, id: id, workers: map[Worker]*worker.State{}}
+	ln.own.W = entry.Writer{Sets: s.o.Sets, Alloc: s.o.Sets.Arena.NewAllocator()}
+	ln.own.K0, ln.own.K1 = s.o.K0, s.o.K1
+	if c := s.o.Capacity; c != nil {
+		ln.own.Hint = func(id uint64, rank uint32) int { return c(Worker{ID: id, DPRank: rank}) }
 	}
-	if !ix.sync {
-		ln.ring.Init(queue, &ix.closed)
+	if !s.o.Sync {
+		ln.ring.Init(queue, &s.closed)
 	}
 	return ln
 }
@@ -74,7 +70,7 @@ func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
 }
 
 func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) error {
-	ix := ln.ix
+	s := ln.s
 	it, err := ln.ring.Reserve(try)
 	if err != nil {
 		if err == ring.ErrFull {
@@ -85,9 +81,9 @@ func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) er
 		switch {
 		case fn != nil:
 		case ev == nil:
-			ix.admission.reject(0, err)
+			s.admission.reject(0, err)
 		default:
-			ix.reject(ev, err, &ix.admission)
+			s.reject(ev, err, &s.admission)
 		}
 		return err
 	}
@@ -108,7 +104,7 @@ func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) er
 
 // run is the writer goroutine.
 func (ln *lane) run(cpu int) {
-	defer ln.ix.stopped.Done()
+	defer ln.s.stopped.Done()
 	ln.ring.Serve(cpu, ln.id, ln.applyItem)
 }
 
@@ -130,14 +126,14 @@ func (ln *lane) applyItem(it *item) {
 // under the lane's lock in synchronous mode, or directly once the writers
 // have stopped (the state is final then).
 func (ln *lane) call(fn func()) {
-	if ln.ix.sync {
+	if ln.s.o.Sync {
 		ln.mu.Lock()
 		defer ln.mu.Unlock()
 		fn()
 		return
 	}
 	if ln.callOpen(fn) != nil {
-		ln.ix.stopped.Wait()
+		ln.s.stopped.Wait()
 		fn()
 	}
 }
@@ -147,10 +143,10 @@ func (ln *lane) call(fn func()) {
 // the lane as Close left it. With writers, fn runs if it was queued before
 // Close (Close applies everything accepted).
 func (ln *lane) callOpen(fn func()) error {
-	if ln.ix.sync {
+	if ln.s.o.Sync {
 		ln.mu.Lock()
 		defer ln.mu.Unlock()
-		if ln.ix.closed.Load() {
+		if ln.s.closed.Load() {
 			return ErrClosed
 		}
 		fn()
@@ -175,32 +171,32 @@ func (ln *lane) trackID(ev *Event) {
 		return
 	}
 	if ev.ID > next {
-		ln.counters.add(unsafe.Offsetof(Stats{}.EventGaps), 1)
+		ln.counters.add(EventGaps, 1)
 	} else {
-		ln.counters.add(unsafe.Offsetof(Stats{}.EventRestarts), 1)
+		ln.counters.add(EventRestarts, 1)
 	}
-	ln.ix.onGap(ev.Worker, next, ev.ID)
+	ln.s.o.OnGap(ev.Worker, next, ev.ID)
 }
 
 // apply applies one event to the lane's state. The caller owns the lane.
 func (ln *lane) apply(ev *Event) error {
-	if ln.ix.onGap != nil {
+	if ln.s.o.OnGap != nil {
 		ln.trackID(ev)
 	}
 	var err error
 	ws := ln.workers[ev.Worker]
 	switch ev.Kind {
-	case KindStored:
+	case Stored:
 		ws, err = ln.store(ws, ev)
-	case KindRemoved:
+	case Removed:
 		if ws == nil {
-			ln.counters.add(unsafe.Offsetof(Stats{}.RemovesUnknown), uint64(len(ev.Hashes)))
+			ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)))
 			break
 		}
-		removed := ln.own.Remove(ws, view[uint64](ev.Hashes))
-		ln.counters.add(unsafe.Offsetof(Stats{}.BlocksRemoved), uint64(removed))
-		ln.counters.add(unsafe.Offsetof(Stats{}.RemovesUnknown), uint64(len(ev.Hashes)-removed))
-	case KindCleared:
+		removed := ln.own.Remove(ws, ev.Hashes)
+		ln.counters.add(BlocksRemoved, uint64(removed))
+		ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)-removed))
+	case Cleared:
 		if ws != nil {
 			ln.own.Clear(ws)
 		}
@@ -208,12 +204,12 @@ func (ln *lane) apply(ev *Event) error {
 		err = ErrBadKind
 	}
 	if ws != nil && ws.Slot >= 0 {
-		ln.ix.slots.SetBlocks(ws.Slot, ws.Blocks())
+		ln.s.o.Slots.SetBlocks(ws.Slot, ws.Blocks())
 		ln.own.Check(ws)
 	}
 	ln.own.TrimScratch()
 	if err != nil {
-		return ln.ix.reject(ev, err, &ln.counters)
+		return ln.s.reject(ev, err, &ln.counters)
 	}
 	ln.counters.applied(ev.Kind)
 	return nil
@@ -226,18 +222,18 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 	fresh := ws == nil
 	if fresh {
 		if ev.HasParent {
-			return nil, ErrUnknownParent
+			return nil, worker.ErrUnknownParent
 		}
 		ws = ln.own.New(ev.Worker.ID, ev.Worker.DPRank, -1)
 	}
-	if err := ln.own.Prepare(ws, uint64(ev.Parent), ev.HasParent, view[worker.Block](ev.Blocks), ln.ix.cfg.MaxDepth); err != nil {
+	if err := ln.own.Prepare(ws, ev.Parent, ev.HasParent, ev.Blocks, ln.s.o.MaxDepth); err != nil {
 		if fresh {
 			return nil, err
 		}
 		return ws, err
 	}
 	if fresh {
-		slot, err := ln.ix.intern(ev.Worker)
+		slot, err := ln.s.intern(ev.Worker)
 		if err != nil {
 			return nil, err // the new state is dropped, its claims with it
 		}
@@ -245,8 +241,8 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 		ln.workers[ev.Worker] = ws
 	}
 	stored, dup := ln.own.Commit(ws)
-	ln.counters.add(unsafe.Offsetof(Stats{}.BlocksStored), uint64(stored))
-	ln.counters.add(unsafe.Offsetof(Stats{}.BlocksDuplicate), uint64(dup))
+	ln.counters.add(BlocksStored, uint64(stored))
+	ln.counters.add(BlocksDuplicate, uint64(dup))
 	return ws, nil
 }
 
@@ -257,7 +253,7 @@ func (ln *lane) removeWorker(id uint64) {
 			continue
 		}
 		ln.own.Clear(ws)
-		ln.ix.release(w, ws.Slot)
+		ln.s.release(w, ws.Slot)
 		delete(ln.workers, w)
 		removed = true
 	}
@@ -267,6 +263,25 @@ func (ln *lane) removeWorker(id uint64) {
 		}
 	}
 	if removed {
-		ln.counters.add(unsafe.Offsetof(Stats{}.WorkersRemoved), 1)
+		ln.counters.add(WorkersRemoved, 1)
 	}
+}
+
+// restoreWorker replaces one worker's state. The caller owns the lane.
+func (ln *lane) restoreWorker(sw snapshot.Worker) error {
+	w := Worker{ID: sw.ID, DPRank: sw.Rank}
+	ws := ln.workers[w]
+	if ws == nil {
+		slot, err := ln.s.intern(w)
+		if err != nil {
+			return err
+		}
+		ws = ln.own.New(w.ID, w.DPRank, slot)
+		ln.workers[w] = ws
+	} else {
+		ln.own.Clear(ws)
+	}
+	ln.own.Restore(ws, sw)
+	ln.s.o.Slots.SetBlocks(ws.Slot, ws.Blocks())
+	return nil
 }

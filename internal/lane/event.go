@@ -1,0 +1,76 @@
+package lane
+
+import (
+	"errors"
+	"math/bits"
+
+	"github.com/flashindexer/flashindexer/internal/worker"
+)
+
+// Worker is flash.Worker.
+type Worker struct {
+	ID     uint64
+	DPRank uint32
+}
+
+// Kind is flash.EventKind.
+type Kind uint8
+
+// The event kinds, as flash numbers them.
+const (
+	Stored Kind = iota + 1
+	Removed
+	Cleared
+)
+
+// Event is flash.Event's layout (flash passes its events in place:
+// TestLayout there checks every field).
+type Event struct {
+	Kind      Kind
+	Worker    Worker
+	ID        uint64
+	Parent    uint64
+	HasParent bool
+	Blocks    []worker.Block
+	Hashes    []uint64
+}
+
+// The errors of events rejected before they reach a worker's state (flash
+// documents them; worker's are the others).
+var (
+	ErrEmptyEvent     = errors.New("flash: event carries no blocks")
+	ErrBatchTooLarge  = errors.New("flash: event carries more blocks than allowed")
+	ErrTooManyWorkers = errors.New("flash: too many workers")
+	ErrBadKind        = errors.New("flash: unknown event kind")
+	ErrClosed         = errors.New("flash: index closed")
+	ErrQueueFull      = errors.New("flash: writer queue full")
+)
+
+// Check returns the error of an event that is malformed on its own,
+// whatever the index holds: an unknown kind, an empty batch or one of more
+// than maxBatch blocks (or hashes).
+func Check(ev *Event, maxBatch int) error {
+	n := len(ev.Hashes)
+	switch ev.Kind {
+	case Stored:
+		n = len(ev.Blocks)
+	case Removed:
+	case Cleared:
+		return nil
+	default:
+		return ErrBadKind
+	}
+	if n == 0 {
+		return ErrEmptyEvent
+	}
+	if n > maxBatch {
+		return ErrBatchTooLarge
+	}
+	return nil
+}
+
+// For returns the lane, in [0, lanes), of worker ID id (flash.LaneFor).
+func For(id uint64, lanes int) int {
+	l, _ := bits.Mul64(id*0x9E3779B97F4A7C15, uint64(max(lanes, 1)))
+	return int(l)
+}

@@ -1,0 +1,128 @@
+package lane
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/arena"
+	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/slots"
+	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+func TestCheck(t *testing.T) {
+	b := []worker.Block{{Hash: 1, Local: 1}, {Hash: 2, Local: 2}}
+	for _, c := range []struct {
+		ev   Event
+		want error
+	}{
+		{Event{Kind: Stored, Blocks: b}, nil},
+		{Event{Kind: Stored}, ErrEmptyEvent},
+		{Event{Kind: Stored, Blocks: append(b, b[0])}, ErrBatchTooLarge},
+		{Event{Kind: Stored, Hashes: []uint64{1}}, ErrEmptyEvent},
+		{Event{Kind: Removed, Hashes: []uint64{1, 2}}, nil},
+		{Event{Kind: Removed, Blocks: b}, ErrEmptyEvent},
+		{Event{Kind: Removed, Hashes: []uint64{1, 2, 3}}, ErrBatchTooLarge},
+		{Event{Kind: Cleared}, nil},
+		{Event{Kind: 0}, ErrBadKind},
+		{Event{Kind: 4, Blocks: b}, ErrBadKind},
+	} {
+		if got := Check(&c.ev, 2); got != c.want {
+			t.Errorf("Check(kind %d, %d blocks, %d hashes) = %v, want %v", c.ev.Kind, len(c.ev.Blocks), len(c.ev.Hashes), got, c.want)
+		}
+	}
+}
+
+func TestFor_Range(t *testing.T) {
+	for _, lanes := range []int{0, 1, 3, 8} {
+		seen := map[int]int{}
+		for id := range uint64(4096) {
+			l := For(id, lanes)
+			if l < 0 || l >= max(lanes, 1) {
+				t.Fatalf("For(%d, %d) = %d", id, lanes, l)
+			}
+			seen[l]++
+		}
+		if len(seen) != max(lanes, 1) {
+			t.Errorf("%d lanes: ids went to %d of them", lanes, len(seen))
+		}
+	}
+}
+
+func newSyncSet(lanes, workers int, onReject func(*Event, error)) *Set {
+	sets := &entry.Sets{Arena: arena.New(1), Inline: true}
+	return New(Options{
+		Lanes: lanes, Sync: true, MaxDepth: 64, MaxBatch: 8, Sets: sets,
+		Tabs: []*shardmap.Map{shardmap.New()}, Slots: slots.New(workers), OnReject: onReject,
+	})
+}
+
+// A rejected event is counted under EventsRejected, its reason and its
+// kind, even when the error is wrapped, and reaches the handler as a copy.
+func TestSet_RejectCounts(t *testing.T) {
+	var got []error
+	s := newSyncSet(2, 1, func(ev *Event, err error) { got = append(got, err) })
+	w0, w1 := Worker{ID: 1}, Worker{ID: 2}
+	b := []worker.Block{{Hash: 10, Local: 10}}
+	for _, ev := range []Event{
+		{Kind: Stored, Worker: w0, Blocks: b},                              // applied
+		{Kind: Stored, Worker: w0, Blocks: b, Parent: 99, HasParent: true}, // unknown parent
+		{Kind: Stored, Worker: w1, Blocks: b},                              // no slot left
+		{Kind: Removed, Worker: w0},                                        // empty
+		{Kind: 9, Worker: w0},                                              // bad kind
+	} {
+		_ = s.Apply(&ev, false)
+	}
+	var c Counts
+	s.Counts(&c)
+	want := map[Counter]uint64{
+		EventsApplied: 1, StoredApplied: 1, BlocksStored: 1, EventsRejected: 4,
+		RejectedUnknownParent: 1, RejectedTooManyWorkers: 1, RejectedEmpty: 1, RejectedBadKind: 1,
+		StoredRejected: 2, RemovedRejected: 1,
+	}
+	for i := range NumCounters {
+		if c[i] != want[i] {
+			t.Errorf("counter %d = %d, want %d", i, c[i], want[i])
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("handler saw %d rejections, want 4", len(got))
+	}
+	if s.Close() != nil || s.Close() != ErrClosed {
+		t.Error("second Close did not return ErrClosed")
+	}
+	ev := Event{Kind: Cleared, Worker: w0}
+	if err := s.Apply(&ev, false); err != ErrClosed {
+		t.Errorf("Apply after Close: %v", err)
+	}
+	var t2 Tally
+	t2.reject(Stored, fmt.Errorf("wrapped: %w", ErrQueueFull))
+	if t2[RejectedQueueFull].Load() != 1 || t2[StoredRejected].Load() != 1 {
+		t.Error("a wrapped error was not counted under its reason")
+	}
+}
+
+// The directory follows slots: a worker is in it from its first valid
+// event until RemoveWorker, which frees its slot for another.
+func TestSet_Directory(t *testing.T) {
+	s := newSyncSet(1, 1, nil)
+	b := []worker.Block{{Hash: 10, Local: 10}}
+	ev := Event{Kind: Stored, Worker: Worker{ID: 1, DPRank: 3}, Blocks: b}
+	if err := s.Apply(&ev, false); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Directory(); len(d) != 1 || d[ev.Worker] != 0 {
+		t.Fatalf("directory %v", d)
+	}
+	if err := s.RemoveWorker(1); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Directory(); len(d) != 0 {
+		t.Fatalf("directory after RemoveWorker: %v", d)
+	}
+	ev.Worker = Worker{ID: 2}
+	if err := s.Apply(&ev, false); err != nil {
+		t.Fatalf("the freed slot was not given again: %v", err)
+	}
+}

@@ -1,0 +1,301 @@
+package lane
+
+import (
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flashindexer/flashindexer/affinity"
+	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/slots"
+	"github.com/flashindexer/flashindexer/internal/snapshot"
+	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// Options is how a Set is wired.
+type Options struct {
+	Lanes int  // at least 1
+	Sync  bool // no writer goroutines: Apply applies on its caller
+	Queue int  // each writer's ring, in events
+	Pin   bool // pin writer threads to CPUs
+
+	MaxDepth, MaxBatch int
+	Sets               *entry.Sets
+	Tabs               []*shardmap.Map // one, or one per lane
+	Slots              *slots.Table
+	K0, K1             uint64 // keys of the private maps' hash
+
+	OnReject func(ev *Event, err error)
+	OnGap    func(w Worker, expected, got uint64) // nil: ids not tracked
+	Capacity func(w Worker) int                   // nil: no hints
+}
+
+// Set is the lanes of one index.
+type Set struct {
+	o         Options
+	lanes     []*lane
+	closed    atomic.Bool
+	admission Tally
+	stopped   sync.WaitGroup
+
+	workersMu sync.Mutex                       // intern, release
+	directory atomic.Pointer[map[Worker]int32] // copy-on-write
+}
+
+// New makes the lanes and, unless o.Sync, starts their writers.
+func New(o Options) *Set {
+	s := &Set{o: o}
+	s.directory.Store(&map[Worker]int32{})
+	var cpus []int
+	if !o.Sync && o.Pin {
+		cpus = affinity.Plan(o.Lanes)
+	}
+	for i := range o.Lanes {
+		ln := newLane(s, i, o.Queue)
+		// A lane with a table of its own, or the only lane, is its table's
+		// single writer.
+		ln.own.W.Tab, ln.own.W.Excl = o.Tabs[min(i, len(o.Tabs)-1)], len(o.Tabs) > 1 || o.Lanes == 1
+		s.lanes = append(s.lanes, ln)
+		if !o.Sync {
+			cpu := -1
+			if i < len(cpus) {
+				cpu = cpus[i]
+			}
+			s.stopped.Add(1)
+			go ln.run(cpu)
+		}
+	}
+	return s
+}
+
+// Lanes returns the number of lanes.
+func (s *Set) Lanes() int { return len(s.lanes) }
+
+// LaneOf returns the lane of worker ID id.
+func (s *Set) LaneOf(id uint64) int { return s.laneOf(id).id }
+
+func (s *Set) laneOf(id uint64) *lane {
+	if len(s.lanes) == 1 {
+		return s.lanes[0]
+	}
+	return s.lanes[For(id, len(s.lanes))]
+}
+
+func (s *Set) reject(ev *Event, err error, t *Tally) error {
+	t.reject(ev.Kind, err)
+	if s.o.OnReject != nil {
+		s.report(*ev, err)
+	}
+	return err
+}
+
+// report hands the reject handler a copy, so that events on the accepted
+// path never escape to the heap.
+func (s *Set) report(ev Event, err error) { s.o.OnReject(&ev, err) }
+
+// Apply checks ev and hands it to its worker's lane: applied at once by a
+// synchronous Set (every error returned), else copied into the lane's ring
+// (only admission errors returned; with try, ErrQueueFull rather than a
+// wait for room).
+func (s *Set) Apply(ev *Event, try bool) error {
+	if err := Check(ev, s.o.MaxBatch); err != nil {
+		return s.reject(ev, err, &s.admission)
+	}
+	ln := s.laneOf(ev.Worker.ID)
+	if s.o.Sync {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		if s.closed.Load() {
+			return s.reject(ev, ErrClosed, &s.admission)
+		}
+		return ln.apply(ev)
+	}
+	return ln.enqueue(ev, nil, try)
+}
+
+// RemoveWorker drops every DP rank of worker id, ordered with its events.
+func (s *Set) RemoveWorker(id uint64) error {
+	ln := s.laneOf(id)
+	if s.o.Sync {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		if s.closed.Load() {
+			s.admission.reject(0, ErrClosed)
+			return ErrClosed
+		}
+		ln.removeWorker(id)
+		return nil
+	}
+	return ln.enqueue(nil, &id, false)
+}
+
+// Flush returns once every event accepted before the call is applied.
+func (s *Set) Flush() {
+	if s.o.Sync {
+		return
+	}
+	for _, ln := range s.lanes {
+		ln.ring.Flush()
+	}
+}
+
+// Close applies every accepted event and stops the writers; ErrClosed if
+// it was closed already.
+func (s *Set) Close() error {
+	if s.closed.Swap(true) {
+		return ErrClosed
+	}
+	if !s.o.Sync {
+		for _, ln := range s.lanes {
+			ln.ring.Stop()
+		}
+		s.stopped.Wait()
+	}
+	return nil
+}
+
+// Counts adds the counters into c, EventsApplied summed from the kinds.
+func (s *Set) Counts(c *Counts) {
+	s.admission.AddTo(c)
+	for _, ln := range s.lanes {
+		ln.counters.AddTo(c)
+	}
+	c[EventsApplied] = c[StoredApplied] + c[RemovedApplied] + c[Clears]
+}
+
+// Directory returns the workers holding a slot, each with its slot: a
+// snapshot, read without a lock, that the caller MUST NOT change.
+func (s *Set) Directory() map[Worker]int32 { return *s.directory.Load() }
+
+// QueueDepths appends each writer's queue length to dst.
+func (s *Set) QueueDepths(dst []int) []int {
+	if s.o.Sync {
+		return dst
+	}
+	for _, ln := range s.lanes {
+		dst = append(dst, ln.ring.Len())
+	}
+	return dst
+}
+
+// intern gives w a worker slot.
+func (s *Set) intern(w Worker) (int, error) {
+	s.workersMu.Lock()
+	defer s.workersMu.Unlock()
+	slot, ok := s.o.Slots.Take(w.ID, w.DPRank)
+	if !ok {
+		return 0, ErrTooManyWorkers
+	}
+	s.setDirectory(w, int32(slot))
+	return slot, nil
+}
+
+// release frees w's slot. Its bits must be clear already.
+func (s *Set) release(w Worker, slot int) {
+	s.workersMu.Lock()
+	defer s.workersMu.Unlock()
+	s.o.Slots.Give(slot)
+	s.setDirectory(w, -1)
+}
+
+// setDirectory publishes a copy of the directory with w at slot (or
+// without w: slot -1). The caller holds workersMu.
+func (s *Set) setDirectory(w Worker, slot int32) {
+	old := *s.directory.Load()
+	dir := make(map[Worker]int32, len(old)+1)
+	for k, v := range old {
+		if k != w {
+			dir[k] = v
+		}
+	}
+	if slot >= 0 {
+		dir[w] = slot
+	}
+	s.directory.Store(&dir)
+}
+
+// Memory adds the workers' private state into m, each lane's on its
+// writer between two events.
+func (s *Set) Memory(m *worker.Memory) {
+	for _, ln := range s.lanes {
+		ln.call(func() {
+			for _, ws := range ln.workers {
+				ws.AddMemory(m)
+			}
+		})
+	}
+}
+
+// Dump writes a snapshot of every worker, or of the listed ones, each read
+// on its lane between two of its events (flash.Indexer.Dump).
+func (s *Set) Dump(w io.Writer, workers ...Worker) (int, error) {
+	want := map[Worker]bool{}
+	for _, x := range workers {
+		want[x] = true
+	}
+	var all []snapshot.Worker
+	for _, ln := range s.lanes {
+		ln.call(func() {
+			for x, ws := range ln.workers {
+				if len(want) == 0 || want[x] {
+					all = append(all, worker.Dump(ws))
+				}
+			}
+		})
+	}
+	slices.SortFunc(all, func(a, b snapshot.Worker) int {
+		if a.ID != b.ID {
+			if a.ID < b.ID {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Rank) - int(b.Rank)
+	})
+	return snapshot.Write(w, all)
+}
+
+// Restore loads a snapshot written by Dump (flash.Indexer.Restore).
+func (s *Set) Restore(r io.Reader) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	sws, err := snapshot.Read(r, s.o.MaxDepth)
+	if err != nil {
+		return err
+	}
+	s.workersMu.Lock()
+	dir := s.Directory()
+	newWorkers := 0
+	for _, sw := range sws {
+		if _, ok := dir[Worker{ID: sw.ID, DPRank: sw.Rank}]; !ok {
+			newWorkers++
+		}
+	}
+	free := s.o.Slots.Len() - s.o.Slots.Used()
+	s.workersMu.Unlock()
+	if newWorkers > free {
+		return ErrTooManyWorkers
+	}
+	byLane := map[*lane][]snapshot.Worker{}
+	for _, sw := range sws {
+		ln := s.laneOf(sw.ID)
+		byLane[ln] = append(byLane[ln], sw)
+	}
+	var firstErr error
+	for ln, list := range byLane {
+		err := ln.callOpen(func() {
+			for _, sw := range list {
+				if err := ln.restoreWorker(sw); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return firstErr
+}
