@@ -48,6 +48,36 @@
 //
 // Every rejection and every skipped input is counted in Stats.
 //
+// # Predictions
+//
+// A router that sends a request to a worker knows that worker will soon
+// hold the prompt's blocks, before (or without) the engine's events. A
+// Predictor records that: Predict(w, q, ttl) says w holds the blocks of q,
+// positions 0 to len(q)−1, until now+ttl on Config.Clock. Per worker:
+//
+//   - Each predicted block's expiry becomes the later of its own and
+//     now+ttl: a later prediction of the same or a longer prompt extends
+//     every block it covers, a shorter ttl never shortens one. A parent
+//     therefore never expires before its child.
+//   - A prediction lasts while now < its expiry. The worker's writer drops
+//     expired predictions as it goes (at each of its events, predictions and
+//     Flush, and on a timer while it holds any); Flush drops every
+//     prediction expired at its call.
+//   - Past Config.MaxPredicted blocks, the block that expires first leaves
+//     first; among blocks expiring together, the deepest, then the lowest
+//     sequence hash.
+//   - When an exact content leaves the worker (Removed, the last engine id
+//     naming it), its prediction leaves too, with every predicted block
+//     below it. Cleared and RemoveWorker drop all of the worker's
+//     predictions. Stored blocks stay predicted until they expire.
+//   - A worker first seen in a prediction takes a slot, as its first
+//     Stored event would.
+//
+// So the positions a worker holds exactly or by prediction stay
+// prefix-closed. A query reports, for each worker, Depth: the leading
+// blocks it holds exactly or by prediction, and Exact: those it holds
+// exactly (Match).
+//
 // # Operations
 //
 // New builds the Flash index (Indexer): events apply on pinned writer

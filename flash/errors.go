@@ -29,6 +29,8 @@ var (
 	ErrBadKind = lane.ErrBadKind
 	// ErrClosed: the index was closed.
 	ErrClosed = lane.ErrClosed
+	// ErrBadTTL: a prediction whose ttl is not positive.
+	ErrBadTTL = lane.ErrBadTTL
 	// ErrQueueFull: TryApply found the owning writer's queue full.
 	ErrQueueFull = lane.ErrQueueFull
 )

@@ -1,6 +1,7 @@
 package flash
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/lane"
@@ -31,6 +32,20 @@ type Index interface {
 	Close() error
 }
 
+// Predictor is an Index that can also record a router's decisions: blocks
+// a worker will hold soon, for a while (package documentation, section
+// Predictions). The Flash indexer and the reference model are Predictors.
+type Predictor interface {
+	Index
+	// Predict records that w will hold the blocks of q (positions 0 to
+	// len(q.Locals)−1) until ttl from now, on the index's clock
+	// (Config.Clock). Like Apply, it is ordered with w's events and returns
+	// only admission errors when the index has writers: ErrClosed,
+	// ErrEmptyEvent, ErrBatchTooLarge, ErrTooDeep, ErrBadTTL (and
+	// ErrTooManyWorkers from a synchronous index).
+	Predict(w Worker, q Query, ttl time.Duration) error
+}
+
 // Config holds the settings shared by every backend. Backends ignore the
 // fields that do not apply to them.
 type Config struct {
@@ -42,6 +57,12 @@ type Config struct {
 	MaxDepth int
 	// MaxBatch bounds the blocks (or hashes) of one event.
 	MaxBatch int
+	// MaxPredicted bounds each worker's predicted blocks (Predictor): past
+	// it, the blocks that expire first leave first.
+	MaxPredicted int
+	// Clock is the time of predictions: any monotonic count from a fixed
+	// origin. nil: the process's monotonic clock.
+	Clock func() time.Duration
 }
 
 // Default settings.
@@ -59,15 +80,28 @@ const (
 	// DefaultMaxBatch: one event never carries more blocks than one sequence
 	// can hold.
 	DefaultMaxBatch = DefaultMaxDepth
+	// DefaultMaxPredicted: as many blocks as a mock engine caches in the
+	// bench's simulator (16,384 blocks, docs/BENCHMARKS.md); a prediction
+	// is at most one prompt per request routed within its TTL.
+	DefaultMaxPredicted = 1 << 14
 )
+
+// processStart is the origin of the default Clock.
+var processStart = time.Now()
+
+// monotonic is the default Clock: time since the process started, read
+// from the monotonic clock.
+func monotonic() time.Duration { return time.Since(processStart) }
 
 // DefaultConfig returns the default Config.
 func DefaultConfig() Config {
 	return Config{
-		BlockSize:  DefaultBlockSize,
-		MaxWorkers: DefaultMaxWorkers,
-		MaxDepth:   DefaultMaxDepth,
-		MaxBatch:   DefaultMaxBatch,
+		BlockSize:    DefaultBlockSize,
+		MaxWorkers:   DefaultMaxWorkers,
+		MaxDepth:     DefaultMaxDepth,
+		MaxBatch:     DefaultMaxBatch,
+		MaxPredicted: DefaultMaxPredicted,
+		Clock:        monotonic,
 	}
 }
 
@@ -86,7 +120,29 @@ func (c Config) Normalize() Config {
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = d.MaxBatch
 	}
+	if c.MaxPredicted <= 0 {
+		c.MaxPredicted = d.MaxPredicted
+	}
+	if c.Clock == nil {
+		c.Clock = d.Clock
+	}
 	return c
+}
+
+// CheckPrediction returns the error of a prediction that is malformed on
+// its own: no blocks, more than MaxBatch or MaxDepth, a ttl ≤ 0.
+func (c *Config) CheckPrediction(q *Query, ttl time.Duration) error {
+	switch n := len(q.Locals); {
+	case n == 0:
+		return ErrEmptyEvent
+	case n > c.MaxBatch:
+		return ErrBatchTooLarge
+	case n > c.MaxDepth:
+		return ErrTooDeep
+	case ttl <= 0:
+		return ErrBadTTL
+	}
+	return nil
 }
 
 // CheckEvent returns the error of an event that is malformed on its own,

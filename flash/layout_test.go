@@ -34,6 +34,7 @@ func TestLayout(t *testing.T) {
 		{"Match.Depth", unsafe.Offsetof(Match{}.Depth), unsafe.Offsetof(search.Hit{}.Depth), "search.Hit's"},
 		{"Match.Tokens", unsafe.Offsetof(Match{}.Tokens), unsafe.Offsetof(search.Hit{}.Tokens), "search.Hit's"},
 		{"Match.Blocks", unsafe.Offsetof(Match{}.Blocks), unsafe.Offsetof(search.Hit{}.Blocks), "search.Hit's"},
+		{"Match.Exact", unsafe.Offsetof(Match{}.Exact), unsafe.Offsetof(search.Hit{}.Exact), "search.Hit's"},
 		{"ExternalHash", unsafe.Sizeof(ExternalHash(0)), 8, "a word"},
 		{"LocalHash", unsafe.Sizeof(LocalHash(0)), 8, "a word"},
 		{"SeqHash", unsafe.Sizeof(SeqHash(0)), 8, "a word"},
@@ -88,6 +89,8 @@ func TestStats_Counters(t *testing.T) {
 		{"StoredRejected", unsafe.Offsetof(s.StoredRejected), lane.StoredRejected},
 		{"RemovedRejected", unsafe.Offsetof(s.RemovedRejected), lane.RemovedRejected},
 		{"ClearedRejected", unsafe.Offsetof(s.ClearedRejected), lane.ClearedRejected},
+		{"Predictions", unsafe.Offsetof(s.Predictions), lane.Predictions},
+		{"PredictionsRejected", unsafe.Offsetof(s.PredictionsRejected), lane.PredictionsRejected},
 	} {
 		if int(c.field/8) != int(c.c) {
 			t.Errorf("Stats.%s is word %d, its counter %d", c.name, c.field/8, c.c)

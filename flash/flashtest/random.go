@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/model"
@@ -46,6 +47,8 @@ func (s *byteSource) done() bool { return s.end }
 type differential struct {
 	t       testing.TB
 	idx     flash.Index
+	pred    flash.Predictor // idx, when it records predictions
+	clk     clock
 	ref     *model.Model
 	src     source
 	prompts []Prompt
@@ -59,10 +62,12 @@ type differential struct {
 var alphabet = []flash.LocalHash{0, L(1), L(2), L(3)}
 
 func newDifferential(t testing.TB, f Factory, src source, seed uint64) *differential {
-	c := flash.DefaultConfig()
-	c.MaxWorkers = 9 // fewer than the workers used: ErrTooManyWorkers and slot reuse happen
+	d := &differential{t: t, src: src}
+	c := d.clk.config(50) // predictions of a few prompts fill it: blocks leave by the cap
+	c.MaxWorkers = 9      // fewer than the workers used: ErrTooManyWorkers and slot reuse happen
 	c.MaxDepth = 400
-	d := &differential{t: t, idx: f(t, c), ref: model.New(c), src: src}
+	d.idx, d.ref = f(t, c), model.New(c)
+	d.pred, _ = d.idx.(flash.Predictor)
 	t.Cleanup(func() { _ = d.idx.Close() })
 	r := rand.New(rand.NewPCG(seed, 99))
 	pick := func() flash.LocalHash { return alphabet[r.IntN(len(alphabet))] }
@@ -115,6 +120,12 @@ func (d *differential) run(maxOps int) {
 			d.event(flash.Event{Kind: flash.EventKind(d.src.intn(5)), Worker: w})
 		case op < 69:
 			d.idx.Flush()
+		case op < 76:
+			d.predict(w, p)
+		case op < 79:
+			// Time moves; Flush makes each writer drop what expired.
+			d.clk.add(time.Duration(1 + d.src.intn(3)))
+			d.idx.Flush()
 		default:
 			d.query(p)
 		}
@@ -153,6 +164,29 @@ func (d *differential) event(ev flash.Event) {
 	ea, eb := d.idx.Apply(ev), d.ref.Apply(ev)
 	if ea != nil && ea != eb {
 		d.t.Fatalf("step %d: Apply(%v of %v) = %v, model says %v", d.step, ev.Kind, ev.Worker, ea, eb)
+	}
+}
+
+// predict records a prediction of a prefix of p, in the index (when it is a
+// Predictor) and in the model, for 1 to 6 ticks of the clock.
+func (d *differential) predict(w flash.Worker, p Prompt) {
+	n, ttl := d.src.intn(len(p)+1), time.Duration(d.src.intn(7))
+	if d.pred == nil {
+		return
+	}
+	q := flash.Query{Locals: p[:n]}
+	if d.src.intn(2) == 0 {
+		q.Seqs = p[:n].Seq()
+	}
+	// A new worker takes a slot: ordered with the others' slot changes, as
+	// in event.
+	if !d.ref.Known(w) {
+		d.idx.Flush()
+		defer d.idx.Flush()
+	}
+	ea, eb := d.pred.Predict(w, q, ttl), d.ref.Predict(w, q, ttl)
+	if ea != nil && ea != eb {
+		d.t.Fatalf("step %d: Predict(%v, %d blocks, %v) = %v, model says %v", d.step, w, n, ttl, ea, eb)
 	}
 }
 

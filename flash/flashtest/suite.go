@@ -25,7 +25,7 @@ type testCase struct {
 // Cases returns the names of the conformance cases, in the order Run runs them.
 func Cases() []string {
 	var names []string
-	for _, c := range cases {
+	for _, c := range allCases() {
 		names = append(names, c.name)
 	}
 	return names
@@ -37,7 +37,7 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	for _, c := range cases {
+	for _, c := range allCases() {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := o.Skip[c.name]; ok {
 				t.Skip(why)
@@ -63,6 +63,10 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 }
 
 func cfg() flash.Config { return flash.DefaultConfig() }
+
+// allCases is the event cases, then the prediction cases (which skip
+// backends that are not Predictors).
+func allCases() []testCase { return append(append([]testCase{}, cases...), predictCases...) }
 
 var cases = []testCase{
 	{"store_find", func(t testing.TB, f Factory) {

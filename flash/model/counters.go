@@ -38,6 +38,8 @@ const (
 	CounterStoredRejected                        // Stored events rejected
 	CounterRemovedRejected                       // Removed events rejected
 	CounterClearedRejected                       // Cleared events rejected
+	CounterPredictions                           // Predict calls applied
+	CounterPredictionsRejected                   // Predict calls rejected
 	numCounters
 )
 
@@ -166,6 +168,8 @@ func (c *Counters) AddTo(s *flash.Stats) {
 	s.StoredRejected += g(CounterStoredRejected)
 	s.RemovedRejected += g(CounterRemovedRejected)
 	s.ClearedRejected += g(CounterClearedRejected)
+	s.Predictions += g(CounterPredictions)
+	s.PredictionsRejected += g(CounterPredictionsRejected)
 }
 
 // Snapshot returns the counters as Stats.

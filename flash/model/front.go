@@ -156,12 +156,10 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 		}
 	}
 	if ch == nil {
-		if c.slots.Add(1) > int64(c.cfg.MaxWorkers) {
-			c.slots.Add(-1)
-			return flash.ErrTooManyWorkers
+		if err := c.Touch(ev.Worker); err != nil {
+			return err
 		}
-		ch = &chain{blocks: map[flash.ExternalHash]Place{}, content: map[contentKey]int{}}
-		c.workers[ev.Worker] = ch
+		ch = c.workers[ev.Worker]
 	}
 	for i, b := range ev.Blocks {
 		if _, ok := ch.blocks[b.Hash]; ok {
@@ -176,6 +174,21 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 		}
 		c.counters.Add(CounterBlocksStored, 1)
 	}
+	return nil
+}
+
+// Touch gives w a slot, holding nothing, if it has none: a new worker's
+// first valid Stored event, or its first prediction. ErrTooManyWorkers when
+// every slot is taken.
+func (c *Front) Touch(w flash.Worker) error {
+	if c.workers[w] != nil {
+		return nil
+	}
+	if c.slots.Add(1) > int64(c.cfg.MaxWorkers) {
+		c.slots.Add(-1)
+		return flash.ErrTooManyWorkers
+	}
+	c.workers[w] = &chain{blocks: map[flash.ExternalHash]Place{}, content: map[contentKey]int{}}
 	return nil
 }
 

@@ -23,13 +23,14 @@ type Model struct {
 	front    *Front
 	closed   bool
 	counters Counters
+	preds    map[flash.Worker]map[contentKey]predicted
 }
 
-var _ flash.Index = (*Model)(nil)
+var _ flash.Predictor = (*Model)(nil)
 
 // New returns an empty model.
 func New(cfg flash.Config) *Model {
-	m := &Model{cfg: cfg.Normalize()}
+	m := &Model{cfg: cfg.Normalize(), preds: map[flash.Worker]map[contentKey]predicted{}}
 	m.front = NewFront(cfg, &m.counters, nil)
 	return m
 }
@@ -42,10 +43,15 @@ func (m *Model) Apply(ev flash.Event) error {
 		m.counters.RejectEvent(ev.Kind, flash.ErrClosed)
 		return flash.ErrClosed
 	}
-	return m.front.Apply(&ev, nil)
+	err := m.front.Apply(&ev, predSink{m})
+	if err == nil && ev.Kind == flash.KindCleared {
+		delete(m.preds, ev.Worker)
+	}
+	return err
 }
 
-// FindMatches computes every worker's depth by the definition.
+// FindMatches computes every worker's depth by the definition: exact, and
+// through exact or unexpired predicted blocks.
 func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
 	seqs := q.Seqs
@@ -56,13 +62,18 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 	defer m.mu.Unlock()
 	m.counters.Add(CounterQueries, 1)
 	m.counters.Add(CounterQueryBlocks, uint64(len(seqs)))
+	now := m.cfg.Clock()
 	m.front.Workers(func(w flash.Worker) {
-		d := 0
-		for d < len(seqs) && m.front.Holds(w, d, seqs[d]) {
+		exact := 0
+		for exact < len(seqs) && m.front.Holds(w, exact, seqs[exact]) {
+			exact++
+		}
+		d := exact
+		for d < len(seqs) && (m.front.Holds(w, d, seqs[d]) || m.predicts(w, d, seqs[d], now)) {
 			d++
 		}
 		if d > 0 {
-			dst.Add(flash.Match{Worker: w, Depth: d, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
+			dst.Add(flash.Match{Worker: w, Depth: d, Exact: exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
 		}
 	})
 }
@@ -76,6 +87,11 @@ func (m *Model) RemoveWorker(id uint64) error {
 		return flash.ErrClosed
 	}
 	m.front.RemoveWorker(id, nil)
+	for w := range m.preds {
+		if w.ID == id {
+			delete(m.preds, w)
+		}
+	}
 	return nil
 }
 

@@ -39,6 +39,8 @@ const (
 	StoredRejected
 	RemovedRejected
 	ClearedRejected
+	Predictions
+	PredictionsRejected
 	NumCounters
 )
 

@@ -44,6 +44,7 @@ var (
 	ErrBadKind        = errors.New("flash: unknown event kind")
 	ErrClosed         = errors.New("flash: index closed")
 	ErrQueueFull      = errors.New("flash: writer queue full")
+	ErrBadTTL         = errors.New("flash: prediction ttl must be positive")
 )
 
 // Check returns the error of an event that is malformed on its own,

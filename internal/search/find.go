@@ -22,6 +22,7 @@ type Hit struct {
 	Depth  int
 	Tokens int
 	Blocks int
+	Exact  int
 }
 
 // Index is what a search reads.
@@ -163,6 +164,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 			m.Depth = depth
 			m.Tokens = tokens
 			m.Blocks = in.Blocks()
+			m.Exact = depth
 			n++
 		}
 	}
@@ -187,7 +189,7 @@ func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
 				continue
 			}
 			m := &ms[n]
-			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
+			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks, m.Exact = id, rank, depth, tokens, blocks, depth
 			n++
 		}
 	}
