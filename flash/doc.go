@@ -82,14 +82,11 @@
 //
 // New builds the Flash index (Indexer): events apply on pinned writer
 // goroutines, sticky by worker ID (WithWriters(0): on the caller's
-// goroutine, under its worker's lane; with WithSyncLanes callers whose
-// workers are in different lanes, LaneOf, apply in parallel); FindMatches
-// runs on the caller's goroutine without locks. TryApply refuses
-// instead of waiting when a writer's queue is full. WithEventIDs detects gaps
-// and restarts in each worker's event ids and reports them for resync. Dump
-// and Restore write and load versioned, checksummed snapshots of all or some
-// workers; a damaged snapshot changes nothing. docs/RELIABILITY.md lists
-// every promise with the test that shows it.
+// goroutine, with WithSyncLanes in parallel across lanes); FindMatches runs
+// on the caller's goroutine without locks. TryApply refuses instead of
+// waiting for a full queue; WithEventIDs reports gaps in each worker's event
+// ids. Dump and Restore write and load checksummed snapshots; a damaged one
+// changes nothing. docs/RELIABILITY.md lists every promise with its test.
 //
 // # Design
 //

@@ -21,9 +21,7 @@ import (
 func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	dst.Reset()
 	n := len(q.Locals)
-	st := &ix.queries[(uintptr(unsafe.Pointer(dst))>>6)%queryStripes]
-	st.queries.Add(1)
-	st.blocks.Add(uint64(n))
+	ix.queries.Count(uintptr(unsafe.Pointer(dst)), n)
 	dst.probes = 0
 	if n == 0 {
 		return

@@ -61,14 +61,12 @@ func Chain(prev SeqHash, local LocalHash) SeqHash {
 // ChainLocals appends to dst the sequence hashes of locals, a prefix from
 // position 0, and returns the extended slice.
 func ChainLocals(dst []SeqHash, locals []LocalHash) []SeqHash {
-	var prev SeqHash
 	for i, l := range locals {
-		if i == 0 {
-			prev = SeqHash(l)
-		} else {
-			prev = Chain(prev, l)
+		s := SeqHash(l)
+		if i > 0 {
+			s = Chain(dst[len(dst)-1], l)
 		}
-		dst = append(dst, prev)
+		dst = append(dst, s)
 	}
 	return dst
 }
@@ -97,7 +95,7 @@ func (h *TokenHasher) BlockSize() int { return h.blockSize }
 
 func (h *TokenHasher) block(tokens []uint32) LocalHash {
 	if littleEndian {
-		return LocalHash(xxh3.HashSeed(tokenBytes(tokens), h.seed))
+		return HashTokens(tokens, h.seed)
 	}
 	h.buf = appendTokens(h.buf[:0], tokens)
 	return LocalHash(xxh3.HashSeed(h.buf, h.seed))
@@ -112,20 +110,9 @@ func (h *TokenHasher) LocalHashes(dst []LocalHash, tokens []uint32) []LocalHash 
 	return dst
 }
 
-// Query fills q from tokens in one pass: the local hash and the sequence hash
-// of every full block. It reuses the capacity of q.Locals and q.Seqs.
+// Query fills q from tokens: the local hash and the sequence hash of every
+// full block. It reuses the capacity of q.Locals and q.Seqs.
 func (h *TokenHasher) Query(q *Query, tokens []uint32) {
-	q.Locals, q.Seqs = q.Locals[:0], q.Seqs[:0]
-	var prev SeqHash
-	for i := 0; len(tokens) >= h.blockSize; i++ {
-		l := h.block(tokens[:h.blockSize])
-		tokens = tokens[h.blockSize:]
-		if i == 0 {
-			prev = SeqHash(l)
-		} else {
-			prev = Chain(prev, l)
-		}
-		q.Locals = append(q.Locals, l)
-		q.Seqs = append(q.Seqs, prev)
-	}
+	q.Locals = h.LocalHashes(q.Locals[:0], tokens)
+	q.Seqs = ChainLocals(q.Seqs[:0], q.Locals)
 }

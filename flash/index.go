@@ -86,13 +86,6 @@ const (
 	DefaultMaxPredicted = 1 << 14
 )
 
-// processStart is the origin of the default Clock.
-var processStart = time.Now()
-
-// monotonic is the default Clock: time since the process started, read
-// from the monotonic clock.
-func monotonic() time.Duration { return time.Since(processStart) }
-
 // DefaultConfig returns the default Config.
 func DefaultConfig() Config {
 	return Config{
@@ -101,7 +94,7 @@ func DefaultConfig() Config {
 		MaxDepth:     DefaultMaxDepth,
 		MaxBatch:     DefaultMaxBatch,
 		MaxPredicted: DefaultMaxPredicted,
-		Clock:        monotonic,
+		Clock:        lane.Monotonic,
 	}
 }
 
@@ -132,17 +125,7 @@ func (c Config) Normalize() Config {
 // CheckPrediction returns the error of a prediction that is malformed on
 // its own: no blocks, more than MaxBatch or MaxDepth, a ttl ≤ 0.
 func (c *Config) CheckPrediction(q *Query, ttl time.Duration) error {
-	switch n := len(q.Locals); {
-	case n == 0:
-		return ErrEmptyEvent
-	case n > c.MaxBatch:
-		return ErrBatchTooLarge
-	case n > c.MaxDepth:
-		return ErrTooDeep
-	case ttl <= 0:
-		return ErrBadTTL
-	}
-	return nil
+	return lane.CheckPrediction(len(q.Locals), ttl, c.MaxBatch, c.MaxDepth)
 }
 
 // CheckEvent returns the error of an event that is malformed on its own,

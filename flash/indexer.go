@@ -3,8 +3,6 @@ package flash
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"math/bits"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/arena"
@@ -32,29 +30,10 @@ type Indexer struct {
 	sets    entry.Sets   // how the shared entries keep worker sets
 	search  search.Index // what queries read
 	lanes   *lane.Set    // what applies events
-	queries [queryStripes]stripe
+	queries search.Tally
 }
 
 var _ Index = (*Indexer)(nil)
-
-// queryStripes spreads the query counters over cache lines so concurrent
-// readers do not bounce one line; a query picks its stripe from the address
-// of its Scores.
-const queryStripes = 16
-
-type stripe struct {
-	queries, blocks atomic.Uint64
-	_               [64 - 16]byte
-}
-
-// shardBits picks the shards per position of the shared table: shards only
-// keep writers off each other's locks, and each splits a position's keys
-// into one more table, allocated and grown on its own; so one lane gets one
-// shard (and takes no locks), and more lanes get about one shard each, up
-// to shardmap.DefaultShardBits.
-func shardBits(lanes int) uint {
-	return min(uint(bits.Len(uint(max(lanes, 1)-1))), shardmap.DefaultShardBits)
-}
 
 // New returns an empty index. By default events apply on DefaultWriters()
 // pinned writer goroutines; WithWriters(0) makes it synchronous.
@@ -69,14 +48,17 @@ func New(opts ...Option) *Indexer {
 	_, _ = rand.Read(key[:])
 	ix := &Indexer{cfg: s.cfg, jump: s.jump, sync: s.writers == 0}
 	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1, Wide: asm.UseKernel(bw)}
-	n := s.lanes()
+	n := s.writers
+	if n == 0 {
+		n = s.syncLanes
+	}
 	var tabs []*shardmap.Map
 	if s.laneTables && n > 1 {
 		for range n {
 			tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
 		}
 	} else {
-		tabs = []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardBits(n)))}
+		tabs = []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(n)))}
 	}
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
@@ -161,10 +143,7 @@ func (ix *Indexer) Close() error { return ix.lanes.Close() }
 func (ix *Indexer) Stats() Stats {
 	var c lane.Counts
 	ix.lanes.Counts(&c)
-	for i := range ix.queries {
-		c[lane.Queries] += ix.queries[i].queries.Load()
-		c[lane.QueryBlocks] += ix.queries[i].blocks.Load()
-	}
+	c[lane.Queries], c[lane.QueryBlocks] = ix.queries.Sum()
 	return *(*Stats)(unsafe.Pointer(&c))
 }
 

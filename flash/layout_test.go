@@ -24,7 +24,7 @@ func TestLayout(t *testing.T) {
 		{"entry.Entry", unsafe.Sizeof(entry.Entry(0)), 8, "one table word"},
 		// Query counter stripes each fill a line, so readers on two cores
 		// do not share one.
-		{"stripe", unsafe.Sizeof(stripe{}), 64, "a cache line each"},
+		{"search.Tally", unsafe.Sizeof(search.Tally{}), 16 * 64, "a cache line each"},
 		// Events' blocks and ids, queries' hashes and answers pass to and
 		// from the internal packages as their own types, in place (view).
 		{"Block", unsafe.Sizeof(Block{}), unsafe.Sizeof(worker.Block{}), "worker.Block's"},

@@ -38,14 +38,6 @@ const (
 // goroutines), at least 1, at most 8.
 func DefaultWriters() int { return min(8, max(1, runtime.GOMAXPROCS(0)/4)) }
 
-// lanes is the number of lanes New makes.
-func (s *settings) lanes() int {
-	if s.writers == 0 {
-		return s.syncLanes
-	}
-	return s.writers
-}
-
 func defaults() settings {
 	return settings{cfg: DefaultConfig(), writers: DefaultWriters(), syncLanes: 1, jump: DefaultJumpSize, queue: DefaultQueueSize, pin: true}
 }

@@ -40,15 +40,10 @@ const (
 )
 
 func (k EventKind) String() string {
-	switch k {
-	case KindStored:
-		return "stored"
-	case KindRemoved:
-		return "removed"
-	case KindCleared:
-		return "cleared"
+	if k < KindStored || k > KindCleared {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"stored", "removed", "cleared"}[k-KindStored]
 }
 
 // Event is one cache event of one worker. Build it with StoredEvent,

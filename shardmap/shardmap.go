@@ -195,6 +195,15 @@ func WithCapacity(n int) Option {
 	}
 }
 
+// ShardBitsFor picks the shards per position for that many writers: shards
+// only keep writers off each other's locks, and each splits a position's
+// keys into one more table, allocated and grown on its own; so one writer
+// gets one shard (and takes no locks), and more get about one shard each,
+// up to DefaultShardBits.
+func ShardBitsFor(writers int) uint {
+	return min(uint(bits.Len(uint(max(writers, 1)-1))), DefaultShardBits)
+}
+
 // New returns an empty map.
 func New(opts ...Option) *Map {
 	m := &Map{k0: processK0, k1: processK1, shardBits: DefaultShardBits, initCap: minCapacity}

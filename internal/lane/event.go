@@ -3,6 +3,7 @@ package lane
 import (
 	"errors"
 	"math/bits"
+	"time"
 
 	"github.com/flashindexer/flashindexer/internal/worker"
 )
@@ -69,6 +70,29 @@ func Check(ev *Event, maxBatch int) error {
 	}
 	return nil
 }
+
+// CheckPrediction returns the error of a prediction of n blocks that is
+// malformed on its own: none, more than maxBatch or maxDepth, a ttl ≤ 0.
+func CheckPrediction(n int, ttl time.Duration, maxBatch, maxDepth int) error {
+	switch {
+	case n == 0:
+		return ErrEmptyEvent
+	case n > maxBatch:
+		return ErrBatchTooLarge
+	case n > maxDepth:
+		return worker.ErrTooDeep
+	case ttl <= 0:
+		return ErrBadTTL
+	}
+	return nil
+}
+
+// processStart is the origin of Monotonic.
+var processStart = time.Now()
+
+// Monotonic is the default clock of predictions: the time since the
+// process started, read from the monotonic clock.
+func Monotonic() time.Duration { return time.Since(processStart) }
 
 // For returns the lane, in [0, lanes), of worker ID id (flash.LaneFor).
 func For(id uint64, lanes int) int {

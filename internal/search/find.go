@@ -2,6 +2,7 @@ package search
 
 import (
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/internal/chain"
@@ -33,6 +34,34 @@ type Index struct {
 	Jump      int // distance between checkpoints
 	Words     int // words per worker set
 	BlockSize int
+}
+
+// Tally counts queries and their blocks over stripes of a cache line each,
+// so that readers on two cores do not bounce one line: a query picks its
+// stripe from a key of its own (its result's address).
+type Tally [tallyStripes]stripe
+
+const tallyStripes = 16
+
+type stripe struct {
+	queries, blocks atomic.Uint64
+	_               [64 - 16]byte
+}
+
+// Count counts one query of that many blocks.
+func (t *Tally) Count(key uintptr, blocks int) {
+	st := &t[(key>>6)%tallyStripes]
+	st.queries.Add(1)
+	st.blocks.Add(uint64(blocks))
+}
+
+// Sum returns the queries counted and their blocks.
+func (t *Tally) Sum() (queries, blocks uint64) {
+	for i := range t {
+		queries += t[i].queries.Load()
+		blocks += t[i].blocks.Load()
+	}
+	return queries, blocks
 }
 
 // Finder is one search's state. The caller keeps it on its stack: Start,
