@@ -1,8 +1,11 @@
 package flash_test
 
 import (
+	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
@@ -147,5 +150,48 @@ func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
 			t.Errorf("without a hint the fill allocated nothing: the test measures nothing")
 		}
 		ix.Close()
+	}
+}
+
+// Predictions in steady state: Predict, their expiry and FindMatches over
+// exact and predicted blocks allocate nothing once grown (the expiry timer
+// and the Flushes inside the count).
+func TestFlash_PredictZeroAllocs(t *testing.T) {
+	for _, writers := range []int{0, 2} {
+		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
+			var now atomic.Int64
+			cfg := flash.DefaultConfig()
+			cfg.MaxWorkers, cfg.Clock = 256, func() time.Duration { return time.Duration(now.Load()) }
+			// A short queue: the warm-up rounds give each of its items
+			// its buffers.
+			ix := flash.New(flash.WithWriters(writers), flash.WithConfig(cfg), flash.WithQueueSize(16))
+			defer ix.Close()
+			p := flashtest.Seqs(1, 256)
+			for w := uint64(0); w < 100; w++ {
+				_ = ix.Apply(p.StoreEvent(flash.Worker{ID: w}, 0, 1+int(w*3)%256, 0))
+			}
+			q := flash.Query{Locals: p}
+			var sc flash.Scores
+			round := func() {
+				for w := uint64(50); w < 150; w++ {
+					if err := ix.Predict(flash.Worker{ID: w}, flash.Query{Locals: p[:128]}, 10); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ix.Flush()
+				ix.FindMatches(q, &sc)
+				if len(sc.Matches) != 150 {
+					t.Fatalf("%d matches, want 150", len(sc.Matches))
+				}
+				now.Add(10) // every prediction expires: the next round makes them again
+				ix.Flush()
+			}
+			for range 5 {
+				round()
+			}
+			if n := testing.AllocsPerRun(20, round); n != 0 {
+				t.Fatalf("%v allocations per round of 100 predictions", n)
+			}
+		})
 	}
 }

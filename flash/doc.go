@@ -60,9 +60,8 @@
 //     every block it covers, a shorter ttl never shortens one. A parent
 //     therefore never expires before its child.
 //   - A prediction lasts while now < its expiry. The worker's writer drops
-//     expired predictions as it goes (at each of its events, predictions and
-//     Flush, and on a timer while it holds any); Flush drops every
-//     prediction expired at its call.
+//     expired ones at each prediction it applies and every 10 ms while the
+//     index holds any; Flush drops every prediction expired at its call.
 //   - Past Config.MaxPredicted blocks, the block that expires first leaves
 //     first; among blocks expiring together, the deepest, then the lowest
 //     sequence hash.
@@ -73,10 +72,10 @@
 //   - A worker first seen in a prediction takes a slot, as its first
 //     Stored event would.
 //
-// So the positions a worker holds exactly or by prediction stay
-// prefix-closed. A query reports, for each worker, Depth: the leading
-// blocks it holds exactly or by prediction, and Exact: those it holds
-// exactly (Match).
+// So a worker's predicted blocks stay prefix-closed, as its exact ones
+// are. A query reports, for each worker, Exact: the leading blocks it holds
+// (by its events), and Depth: the longer of Exact and the leading blocks
+// predicted for it (Match).
 //
 // # Operations
 //

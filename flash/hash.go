@@ -38,10 +38,7 @@ func HashTokens(tokens []uint32, seed uint64) LocalHash {
 }
 
 func tokenBytes(tokens []uint32) []byte {
-	if len(tokens) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&tokens[0])), 4*len(tokens))
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(tokens))), 4*len(tokens))
 }
 
 func appendTokens(dst []byte, tokens []uint32) []byte {

@@ -1,8 +1,10 @@
 package flash
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
+	"time"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/arena"
@@ -33,7 +35,7 @@ type Indexer struct {
 	queries search.Tally
 }
 
-var _ Index = (*Indexer)(nil)
+var _ Predictor = (*Indexer)(nil)
 
 // New returns an empty index. By default events apply on DefaultWriters()
 // pinned writer goroutines; WithWriters(0) makes it synchronous.
@@ -48,22 +50,20 @@ func New(opts ...Option) *Indexer {
 	_, _ = rand.Read(key[:])
 	ix := &Indexer{cfg: s.cfg, jump: s.jump, sync: s.writers == 0}
 	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1, Wide: asm.UseKernel(bw)}
-	n := s.writers
-	if n == 0 {
-		n = s.syncLanes
-	}
-	var tabs []*shardmap.Map
-	if s.laneTables && n > 1 {
-		for range n {
-			tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
+	n := cmp.Or(s.writers, s.syncLanes)
+	tables := func() (tabs []*shardmap.Map) { // exact blocks', then predicted blocks'
+		if s.laneTables && n > 1 {
+			for range n {
+				tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
+			}
+			return tabs
 		}
-	} else {
-		tabs = []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(n)))}
+		return []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(n)))}
 	}
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
-		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch,
-		Sets: &ix.sets, Tabs: tabs, Slots: slots.New(s.cfg.MaxWorkers),
+		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
+		Sets: &ix.sets, Tabs: tables(), Preds: tables(), Slots: slots.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {
@@ -75,8 +75,9 @@ func New(opts ...Option) *Indexer {
 	if f := s.capacity; f != nil {
 		o.Capacity = func(w lane.Worker) int { return f(Worker(w)) }
 	}
-	ix.search = search.Index{Sets: ix.sets, Tabs: tabs, Slots: o.Slots, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
 	ix.lanes = lane.New(o)
+	ix.search = search.Index{Sets: ix.sets, Tabs: o.Tabs, Preds: o.Preds, Predicted: ix.lanes.Predicted(),
+		Slots: o.Slots, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
 	return ix
 }
 
@@ -126,6 +127,12 @@ func (ix *Indexer) Apply(ev Event) error {
 // TryApply is Apply that returns ErrQueueFull instead of waiting for room.
 func (ix *Indexer) TryApply(ev Event) error {
 	return ix.lanes.Apply((*lane.Event)(unsafe.Pointer(&ev)), true)
+}
+
+// Predict records that w will hold the blocks of q until ttl from now
+// (Predictor; the package documentation, Predictions), ordered with w's events.
+func (ix *Indexer) Predict(w Worker, q Query, ttl time.Duration) error {
+	return ix.lanes.Predict(lane.Worker(w), view[uint64](q.Locals), ttl)
 }
 
 // RemoveWorker drops every DP rank of worker id and frees their slots. With

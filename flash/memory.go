@@ -1,14 +1,18 @@
 package flash
 
-import "github.com/flashindexer/flashindexer/internal/worker"
+import (
+	"slices"
+
+	"github.com/flashindexer/flashindexer/internal/worker"
+)
 
 // Memory is what an index's parts hold, in bytes of capacity (what they
 // have allocated and keep, used or not), with what they count. It is meant
 // for metrics and sizing: a router that knows its fleet divides by the
 // (block, worker) pairs it holds.
 type Memory struct {
-	// Tables: the shared tables, slots and headers (every lane's, with
-	// WithLaneTables).
+	// Tables: the shared tables of exact and of predicted blocks, slots
+	// and headers (every lane's, with WithLaneTables).
 	Tables int
 	// Entries: arena slots of worker sets wider than one word (0 with
 	// MaxWorkers ≤ 64: the sets are the tables' values).
@@ -34,7 +38,7 @@ func (m Memory) Total() int { return m.Tables + m.Entries + m.Nodes + m.IDs + m.
 // hot paths.
 func (ix *Indexer) Memory() Memory {
 	var m Memory
-	for _, t := range ix.search.Tabs {
+	for _, t := range slices.Concat(ix.search.Tabs, ix.search.Preds) {
 		st := t.Stats()
 		m.Tables += st.Bytes
 		m.Keys += st.Keys

@@ -3,6 +3,8 @@ package flash
 import (
 	"cmp"
 	"slices"
+
+	"github.com/flashindexer/flashindexer/internal/search"
 )
 
 // Query is a request's prompt as block hashes from position 0.
@@ -23,8 +25,8 @@ func (q *Query) HasSeqs() bool { return len(q.Seqs) == len(q.Locals) && len(q.Se
 type Match struct {
 	Worker Worker
 	// Depth is the number of leading query blocks the worker holds,
-	// consecutively from position 0, exactly or by an unexpired prediction
-	// (Predictor). Always > 0 in Scores.
+	// consecutively from position 0: Exact, or the leading blocks
+	// predicted for it (Predictor) if they go deeper. Always > 0 in Scores.
 	Depth int
 	// Tokens is Depth × the index's block size.
 	Tokens int
@@ -48,6 +50,7 @@ type Scores struct {
 	seqs   []SeqHash // lazily computed chain of the query
 	sets   []uint64  // worker-set scratch of the jump search
 	probes int       // entries the last search looked up
+	pred   search.Scratch
 }
 
 // Probes returns how many index entries the last FindMatches looked up:

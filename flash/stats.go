@@ -25,7 +25,5 @@ type Stats struct {
 	// are in EventsRejected (and under their reason) only.
 	StoredApplied, RemovedApplied                    uint64
 	StoredRejected, RemovedRejected, ClearedRejected uint64
-	// Predictions: Predict calls applied, and rejected (for any reason,
-	// counted here only).
-	Predictions, PredictionsRejected uint64
+	Predictions, PredictionsRejected                 uint64 // Predict calls applied, and rejected (for any reason; counted here only)
 }

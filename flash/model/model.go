@@ -50,8 +50,9 @@ func (m *Model) Apply(ev flash.Event) error {
 	return err
 }
 
-// FindMatches computes every worker's depth by the definition: exact, and
-// through exact or unexpired predicted blocks.
+// FindMatches computes every worker's depths by the definition: the
+// leading blocks it holds, and the longer of that and the leading blocks
+// predicted for it.
 func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
 	seqs := q.Seqs
@@ -68,10 +69,11 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 		for exact < len(seqs) && m.front.Holds(w, exact, seqs[exact]) {
 			exact++
 		}
-		d := exact
-		for d < len(seqs) && (m.front.Holds(w, d, seqs[d]) || m.predicts(w, d, seqs[d], now)) {
-			d++
+		pred := 0
+		for pred < len(seqs) && m.predicts(w, pred, seqs[pred], now) {
+			pred++
 		}
+		d := max(exact, pred)
 		if d > 0 {
 			dst.Add(flash.Match{Worker: w, Depth: d, Exact: exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
 		}

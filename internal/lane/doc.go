@@ -20,6 +20,14 @@
 //     (worker → slot) is copied on write: readers load it without a lock.
 //   - Close applies everything accepted before it, then stops the writers;
 //     later events are rejected with ErrClosed.
+//   - Predictions (predict.go) are a second layer of each worker's blocks,
+//     in tables of their own: a lane applies a prediction, and an expiry, at
+//     the time of its call (carried in the queue), in call order, so its
+//     predicted blocks are what the reference model computes. A worker's
+//     predicted blocks are a tree whose bits are set parent first and
+//     cleared children first (expiry, the cap, a Removed content and what
+//     lies below it), so a reader sees them prefix-closed. A Set with
+//     predictions has each lane drop what expired every ExpiryTick.
 //   - Counters only grow; a counter's index is the position of its field
 //     in flash.Stats, which holds them in that order.
 package lane

@@ -2,6 +2,7 @@ package lane
 
 import (
 	"sync"
+	"time"
 
 	"github.com/flashindexer/flashindexer/internal/entry"
 	"github.com/flashindexer/flashindexer/internal/ring"
@@ -24,18 +25,40 @@ type lane struct {
 	nextID   map[Worker]uint64 // event id tracking: the id expected next
 	mu       sync.Mutex        // synchronous mode: the lane
 	ring     ring.Ring[item]
+
+	// Predictions: each worker's (kept while the worker is), the writer
+	// of the lane's predicted table, their count, the earliest expiry
+	// (a lower bound) and the walks' scratch.
+	preds  map[Worker]*preds
+	pw     entry.Writer
+	npred  int
+	next   time.Duration
+	pstack []uint32
 }
 
-// item is a queued event (or RemoveWorker) with its own copies of the
-// event's slices, reused from one lap of the ring to the next.
+// item is a queued event, RemoveWorker, call, prediction or expiry, with
+// its own copies of the slices, reused from one lap of the ring to the
+// next.
 type item struct {
+	kind     itemKind
 	ev       Event
 	blocks   []worker.Block
-	hashes   []uint64
+	hashes   []uint64 // an event's; a prediction's local hashes
 	removeID uint64
-	remove   bool
-	fn       func() // a call run on the writer between events (Dump, Restore)
+	fn       func()        // a call run on the writer between events (Dump, Restore)
+	w        Worker        // a prediction's
+	now, ttl time.Duration // a prediction's or an expiry's call time, a prediction's ttl
 }
+
+type itemKind uint8
+
+const (
+	itemEvent itemKind = iota
+	itemRemove
+	itemCall
+	itemPredict
+	itemExpire
+)
 
 // keepBlocks: a queue slot keeps its copies' buffers for the next lap up
 // to this many blocks (and as many hashes); a larger event's buffers go with
@@ -51,8 +74,9 @@ func (it *item) release() {
 }
 
 func newLane(s *Set, id, queue int) *lane {
-	ln := &lane{s: s, id: id, workers: map[Worker]*worker.State{}}
+	ln := &lane{s: s, id: id, workers: map[Worker]*worker.State{}, preds: map[Worker]*preds{}}
 	ln.own.W = entry.Writer{Sets: s.o.Sets, Alloc: s.o.Sets.Arena.NewAllocator()}
+	ln.pw = entry.Writer{Sets: s.o.Sets, Alloc: ln.own.W.Alloc}
 	ln.own.K0, ln.own.K1 = s.o.K0, s.o.K1
 	if c := s.o.Capacity; c != nil {
 		ln.own.Hint = func(id uint64, rank uint32) int { return c(Worker{ID: id, DPRank: rank}) }
@@ -63,43 +87,79 @@ func newLane(s *Set, id, queue int) *lane {
 	return ln
 }
 
-// enqueue copies an event (or a RemoveWorker of *removeID, or a call of fn)
-// into the ring.
+// enqueue copies an event (or a RemoveWorker of *removeID) into the ring.
 func (ln *lane) enqueue(ev *Event, removeID *uint64, try bool) error {
-	return ln.enqueueItem(ev, removeID, nil, try)
-}
-
-func (ln *lane) enqueueItem(ev *Event, removeID *uint64, fn func(), try bool) error {
-	s := ln.s
-	it, err := ln.ring.Reserve(try)
+	kind := itemEvent
+	if ev == nil {
+		kind = itemRemove
+	}
+	it, err := ln.reserve(kind, try, ev)
 	if err != nil {
-		if err == ring.ErrFull {
-			err = ErrQueueFull
-		} else {
-			err = ErrClosed
-		}
-		switch {
-		case fn != nil:
-		case ev == nil:
-			s.admission.reject(0, err)
-		default:
-			s.reject(ev, err, &s.admission)
-		}
 		return err
 	}
-	it.fn = fn
-	switch {
-	case ev != nil:
-		it.remove = false
+	if ev != nil {
 		it.ev = *ev
 		it.blocks = append(it.blocks[:0], ev.Blocks...)
 		it.hashes = append(it.hashes[:0], ev.Hashes...)
 		it.ev.Blocks, it.ev.Hashes = it.blocks, it.hashes
-	case removeID != nil:
-		it.remove, it.removeID = true, *removeID
+	} else {
+		it.removeID = *removeID
 	}
 	ln.ring.Commit()
 	return nil
+}
+
+// reserve takes the ring's next item for one of kind, or counts and
+// returns why it cannot (an event's rejection goes to the handler too).
+func (ln *lane) reserve(kind itemKind, try bool, ev *Event) (*item, error) {
+	s := ln.s
+	it, err := ln.ring.Reserve(try)
+	if err == nil {
+		it.kind = kind
+		return it, nil
+	}
+	if err == ring.ErrFull {
+		err = ErrQueueFull
+	} else {
+		err = ErrClosed
+	}
+	switch kind {
+	case itemEvent:
+		s.reject(ev, err, &s.admission)
+	case itemRemove:
+		s.admission.reject(0, err)
+	case itemPredict:
+		s.admission.add(PredictionsRejected, 1)
+	}
+	return nil, err
+}
+
+// enqueueCall queues a call of fn on the writer.
+func (ln *lane) enqueueCall(fn func()) error {
+	it, err := ln.reserve(itemCall, false, nil)
+	if err == nil {
+		it.fn = fn
+		ln.ring.Commit()
+	}
+	return err
+}
+
+// enqueuePredict copies a prediction made at now into the ring.
+func (ln *lane) enqueuePredict(w Worker, locals []uint64, now, ttl time.Duration) error {
+	it, err := ln.reserve(itemPredict, false, nil)
+	if err == nil {
+		it.w, it.now, it.ttl, it.hashes = w, now, ttl, append(it.hashes[:0], locals...)
+		ln.ring.Commit()
+	}
+	return err
+}
+
+// enqueueExpire asks the writer to drop what expired by now.
+func (ln *lane) enqueueExpire(now time.Duration, try bool) {
+	if it, err := ln.reserve(itemExpire, try, nil); err == nil {
+		it.now = now
+		ln.ring.Commit()
+	}
 }
 
 // run is the writer goroutine.
@@ -110,12 +170,19 @@ func (ln *lane) run(cpu int) {
 
 // applyItem applies one queued item on the writer.
 func (ln *lane) applyItem(it *item) {
-	switch {
-	case it.fn != nil:
+	switch it.kind {
+	case itemCall:
 		it.fn()
 		it.fn = nil
-	case it.remove:
+	case itemRemove:
 		ln.removeWorker(it.removeID)
+	case itemPredict:
+		if ln.predict(it.w, it.hashes, it.now, it.ttl) != nil {
+			ln.counters.add(PredictionsRejected, 1)
+		}
+		it.release()
+	case itemExpire:
+		ln.expire(it.now)
 	default:
 		_ = ln.apply(&it.ev)
 		it.release()
@@ -153,7 +220,7 @@ func (ln *lane) callOpen(fn func()) error {
 		return nil
 	}
 	done := make(chan struct{})
-	if err := ln.enqueueItem(nil, nil, func() { fn(); close(done) }, false); err != nil {
+	if err := ln.enqueueCall(func() { fn(); close(done) }); err != nil {
 		return err
 	}
 	<-done
@@ -194,10 +261,12 @@ func (ln *lane) apply(ev *Event) error {
 			break
 		}
 		removed := ln.own.Remove(ws, ev.Hashes)
+		ln.dropGone(ev.Worker, ws.Slot)
 		ln.counters.add(BlocksRemoved, uint64(removed))
 		ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)-removed))
 	case Cleared:
 		if ws != nil {
+			ln.dropAll(ev.Worker, ws.Slot)
 			ln.own.Clear(ws)
 		}
 	default:
@@ -252,6 +321,8 @@ func (ln *lane) removeWorker(id uint64) {
 		if w.ID != id {
 			continue
 		}
+		ln.dropAll(w, ws.Slot)
+		delete(ln.preds, w)
 		ln.own.Clear(ws)
 		ln.s.release(w, ws.Slot)
 		delete(ln.workers, w)
@@ -279,6 +350,7 @@ func (ln *lane) restoreWorker(sw snapshot.Worker) error {
 		ws = ln.own.New(w.ID, w.DPRank, slot)
 		ln.workers[w] = ws
 	} else {
+		ln.dropAll(w, ws.Slot)
 		ln.own.Clear(ws)
 	}
 	ln.own.Restore(ws, sw)

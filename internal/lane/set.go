@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/flashindexer/flashindexer/affinity"
 	"github.com/flashindexer/flashindexer/internal/entry"
@@ -24,6 +25,9 @@ type Options struct {
 	MaxDepth, MaxBatch int
 	Sets               *entry.Sets
 	Tabs               []*shardmap.Map // one, or one per lane
+	Preds              []*shardmap.Map // the predicted blocks' tables, as Tabs
+	MaxPredicted       int             // per worker
+	Clock              func() time.Duration
 	Slots              *slots.Table
 	K0, K1             uint64 // keys of the private maps' hash
 
@@ -42,11 +46,20 @@ type Set struct {
 
 	workersMu sync.Mutex                       // intern, release
 	directory atomic.Pointer[map[Worker]int32] // copy-on-write
+
+	predicted  atomic.Int64  // predicted blocks, every lane's
+	predicting atomic.Bool   // Predict was called
+	ticker     sync.Once     // starts the expiry timer at the first prediction
+	stopTick   chan struct{} // closed by Close
 }
+
+// ExpiryTick is how often a Set with predictions has each lane drop what
+// expired, while nothing else makes it step.
+const ExpiryTick = 10 * time.Millisecond
 
 // New makes the lanes and, unless o.Sync, starts their writers.
 func New(o Options) *Set {
-	s := &Set{o: o}
+	s := &Set{o: o, stopTick: make(chan struct{})}
 	s.directory.Store(&map[Worker]int32{})
 	var cpus []int
 	if !o.Sync && o.Pin {
@@ -57,6 +70,7 @@ func New(o Options) *Set {
 		// A lane with a table of its own, or the only lane, is its table's
 		// single writer.
 		ln.own.W.Tab, ln.own.W.Excl = o.Tabs[min(i, len(o.Tabs)-1)], len(o.Tabs) > 1 || o.Lanes == 1
+		ln.pw.Tab, ln.pw.Excl = o.Preds[min(i, len(o.Preds)-1)], ln.own.W.Excl
 		s.lanes = append(s.lanes, ln)
 		if !o.Sync {
 			cpu := -1
@@ -131,13 +145,84 @@ func (s *Set) RemoveWorker(id uint64) error {
 	return ln.enqueue(nil, &id, false)
 }
 
-// Flush returns once every event accepted before the call is applied.
+// Flush returns once every event accepted before the call is applied, and
+// every prediction expired at the call dropped.
 func (s *Set) Flush() {
-	if s.o.Sync {
-		return
+	if s.predicting.Load() {
+		s.expire(false)
 	}
+	if !s.o.Sync {
+		for _, ln := range s.lanes {
+			ln.ring.Flush()
+		}
+	}
+}
+
+// Predicted counts the predicted blocks of every lane: 0 tells a query
+// that there are none to search.
+func (s *Set) Predicted() *atomic.Int64 { return &s.predicted }
+
+// Predict checks a prediction of the blocks of locals for w and hands it
+// to w's lane, as Apply does an event.
+func (s *Set) Predict(w Worker, locals []uint64, ttl time.Duration) error {
+	err := CheckPrediction(len(locals), ttl, s.o.MaxBatch, s.o.MaxDepth)
+	if err == nil && s.closed.Load() {
+		err = ErrClosed
+	}
+	if err != nil {
+		s.admission.add(PredictionsRejected, 1)
+		return err
+	}
+	if !s.predicting.Load() {
+		s.predicting.Store(true)
+		s.ticker.Do(func() { go s.tick() })
+	}
+	ln, now := s.laneOf(w.ID), s.o.Clock()
+	if !s.o.Sync {
+		return ln.enqueuePredict(w, locals, now, ttl)
+	}
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	if s.closed.Load() {
+		err = ErrClosed
+	} else {
+		err = ln.predict(w, locals, now, ttl)
+	}
+	if err != nil {
+		ln.counters.add(PredictionsRejected, 1)
+	}
+	return err
+}
+
+// tick has every lane drop what expired, each ExpiryTick while there are
+// predictions, until Close.
+func (s *Set) tick() {
+	t := time.NewTicker(ExpiryTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopTick:
+			return
+		case <-t.C:
+		}
+		if s.predicted.Load() > 0 {
+			s.expire(true)
+		}
+	}
+}
+
+// expire has every lane drop what expired by now: at once under its lock
+// (synchronous), or in its queue (with try, not if it is full).
+func (s *Set) expire(try bool) {
+	now := s.o.Clock()
 	for _, ln := range s.lanes {
-		ln.ring.Flush()
+		if s.o.Sync {
+			ln.mu.Lock()
+			ln.expire(now)
+			ln.mu.Unlock()
+		} else {
+			ln.enqueueExpire(now, try)
+		}
 	}
 }
 
@@ -147,6 +232,7 @@ func (s *Set) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
+	close(s.stopTick)
 	if !s.o.Sync {
 		for _, ln := range s.lanes {
 			ln.ring.Stop()

@@ -34,6 +34,19 @@ type Index struct {
 	Jump      int // distance between checkpoints
 	Words     int // words per worker set
 	BlockSize int
+	// Preds are the predicted blocks' tables, one per table of Tabs;
+	// Predicted counts their blocks (0: none to search).
+	Preds     []*shardmap.Map
+	Predicted *atomic.Int64
+}
+
+// Scratch is what a search with predictions keeps between its two passes:
+// each slot's exact depth, the slots that have one, and a worker set. The
+// caller keeps it (with its result) for the next search.
+type Scratch struct {
+	depths []int32
+	seen   []int32
+	set    []uint64
 }
 
 // Tally counts queries and their blocks over stripes of a cache line each,
@@ -77,7 +90,23 @@ type Finder struct {
 	epoch    uint64 // the slot epoch when the search began
 	careful  bool   // Emit checks each slot's owner (a slot changed hands)
 	probes   int
+	// With predictions: the predicted table searched with tab (nil: the
+	// exact pass, or none), what Emit does, and the scratch.
+	pred *shardmap.Map
+	mode uint8
+	sc   *Scratch
 }
+
+// Emit's modes.
+const (
+	emitHits  = iota // hits, exact depth = depth
+	emitExact        // record each slot's exact depth
+	emitJoint        // hits, exact depth as recorded
+)
+
+// Use gives the search its scratch for predictions: without it, a search
+// ignores predicted blocks.
+func (f *Finder) Use(sc *Scratch) { f.sc = sc }
 
 // Start sets up a search of ix for the query locals, with seqs[:computed]
 // its known sequence hashes (extended as deep as the search reaches;
@@ -106,10 +135,18 @@ func (f *Finder) Run(sets []uint64) int {
 	// slot's owner.
 	f.epoch = ix.Slots.Epoch()
 	f.careful = f.epoch&1 != 0
+	joint := f.sc != nil && ix.Predicted != nil && ix.Predicted.Load() > 0
+	if joint {
+		f.sc.size(ix.Slots.Len(), ix.Words)
+	}
 	for {
-		for _, t := range ix.Tabs {
-			f.tab = t
-			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
+		if joint {
+			f.runJoint(n, sets)
+		} else {
+			for _, t := range ix.Tabs {
+				f.tab = t
+				f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
+			}
 		}
 		if f.careful || ix.Slots.Epoch() == f.epoch {
 			break
@@ -118,6 +155,40 @@ func (f *Finder) Run(sets []uint64) int {
 		f.epoch, f.careful = ix.Slots.Epoch(), true
 	}
 	return f.probes
+}
+
+// runJoint searches with predictions: a pass over the exact tables that
+// records each slot's exact depth, then a pass over exact and predicted
+// blocks together that reports each worker's depth with its exact depth.
+// A worker written between the passes may show an exact depth above its
+// depth; it is reported as the depth.
+func (f *Finder) runJoint(n int, sets []uint64) {
+	ix := f.ix
+	f.mode, f.pred = emitExact, nil
+	for _, t := range ix.Tabs {
+		f.tab = t
+		f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
+	}
+	f.mode = emitJoint
+	for i, t := range ix.Tabs {
+		f.tab, f.pred = t, ix.Preds[i]
+		f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
+	}
+	for _, sl := range f.sc.seen {
+		f.sc.depths[sl] = 0
+	}
+	f.sc.seen = f.sc.seen[:0]
+	f.mode, f.pred = emitHits, nil
+}
+
+// size makes the scratch fit slots workers and sets of words.
+func (sc *Scratch) size(slots, words int) {
+	if len(sc.depths) < slots {
+		sc.depths, sc.seen = make([]int32, slots), make([]int32, 0, slots)
+	}
+	if len(sc.set) < words {
+		sc.set = make([]uint64, words)
+	}
 }
 
 // seq returns the query's sequence hash at position i, extending the lazily
@@ -144,15 +215,38 @@ var _ jump.Prober = (*Finder)(nil)
 // how many there are. maskCount is popcount(mask) when the caller knows it,
 // else -1.
 func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
-	s := &f.ix.Sets
 	seq := f.seq(pos)
+	if f.pred != nil {
+		return f.probeJoint(pos, seq, mask, out, maskCount)
+	}
+	return f.read(f.tab, pos, seq, mask, out, maskCount)
+}
+
+// read is Probe's read of one table.
+func (f *Finder) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64, maskCount int) int {
+	s := &f.ix.Sets
 	for try := 0; try < MaxProbeRetries; try++ {
-		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out, maskCount); ok {
+		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok {
 			return c
 		}
 	}
 	clear(out)
 	return 0
+}
+
+// probeJoint is Probe over exact and predicted blocks together.
+func (f *Finder) probeJoint(pos int, seq uint64, mask, out []uint64, maskCount int) int {
+	c := f.read(f.tab, pos, seq, mask, out, maskCount)
+	tmp := f.sc.set[:len(out)]
+	if f.read(f.pred, pos, seq, mask, tmp, maskCount) == 0 {
+		return c
+	}
+	c = 0
+	for i := range out {
+		out[i] |= tmp[i]
+		c += bits.OnesCount64(out[i])
+	}
+	return c
 }
 
 // Emit (the search's prober) adds every worker of s with the given depth. It
@@ -172,6 +266,10 @@ func (f *Finder) Emit(s []uint64, depth int) {
 	}
 	ms = ms[:cap(ms)]
 	tokens := depth * f.ix.BlockSize
+	if f.mode != emitHits {
+		f.hits = ms[:f.emitJoint(s, ms, n, depth, tokens)]
+		return
+	}
 	if f.careful {
 		f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
 		return
@@ -198,6 +296,46 @@ func (f *Finder) Emit(s []uint64, depth int) {
 		}
 	}
 	f.hits = ms[:n]
+}
+
+// emitJoint is Emit's loop in a search with predictions: the exact pass
+// records each slot's exact depth; the joint pass reports each worker with
+// it (as emitCareful does once a slot changed hands). It fills ms from n and
+// returns the new length.
+func (f *Finder) emitJoint(s []uint64, ms []Hit, n, depth, tokens int) int {
+	sc, sl := f.sc, f.ix.Slots
+	for wi, word := range s {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			if f.mode == emitExact {
+				if sc.depths[i] == 0 {
+					sc.seen = append(sc.seen, int32(i))
+				}
+				sc.depths[i] = int32(depth)
+				continue
+			}
+			var id uint64
+			var rank uint32
+			var blocks int
+			ok := true
+			if f.careful {
+				id, rank, blocks, ok = sl.Owned(i, f.epoch)
+			} else if in := &sl.Infos()[i]; in.Live() {
+				id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
+			} else {
+				ok = false
+			}
+			if !ok || n >= len(ms) {
+				continue
+			}
+			m := &ms[n]
+			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
+			m.Exact = min(int(sc.depths[i]), depth)
+			n++
+		}
+	}
+	return n
 }
 
 // emitCareful is Emit's loop once a slot changed hands during the search:

@@ -191,3 +191,26 @@ func (m *intMap) each(f func(k uint64, v uint32)) {
 		}
 	}
 }
+
+// ContentMap is a writer-private map from contents (ContentKey) to uint32
+// values, for the lane's predicted blocks: the content map of complex
+// workers.
+type ContentMap struct{ m intMap }
+
+// Init makes the map empty, its keys placed by the hash keyed (k0, k1).
+func (c *ContentMap) Init(k0, k1 uint64) { c.m.init(k0, k1) }
+
+// Get returns k's value.
+func (c *ContentMap) Get(k uint64) (uint32, bool) { return c.m.get(k) }
+
+// Put sets k's value.
+func (c *ContentMap) Put(k uint64, v uint32) { c.m.put(k, v) }
+
+// Del removes k.
+func (c *ContentMap) Del(k uint64) { c.m.del(k) }
+
+// Reset empties the map, keeping its memory when it is small.
+func (c *ContentMap) Reset() { c.m.reset() }
+
+// ContentKey is the map key of content (pos, seq).
+func ContentKey(pos uint32, seq uint64) uint64 { return contentKey(pos, seq) }

@@ -35,6 +35,9 @@ type Owner struct {
 	K0, K1 uint64 // keys of the private maps' hash
 	// Hint returns a new worker's capacity hint in blocks (nil: none).
 	Hint func(id uint64, rank uint32) int
+	// Gone lists the contents that Remove took from their worker (no
+	// engine id names them any more), for the caller to read and reset.
+	Gone []Content
 
 	pending []pendingBlock // one event's validated blocks
 	pos     int            // the validated event's first position
@@ -44,6 +47,12 @@ type Owner struct {
 	// (flash_invariants builds only; nil otherwise).
 	checkKids []uint32
 	checkOver []int
+}
+
+// Content is one content a worker held: its position and sequence hash.
+type Content struct {
+	Pos uint32
+	Seq uint64
 }
 
 type pendingBlock struct {
@@ -60,6 +69,7 @@ const keepScratch = 4096
 // TrimScratch releases scratch buffers that one large event grew.
 func (o *Owner) TrimScratch() {
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)
+	o.Gone = Shed(o.Gone[:0], keepScratch)
 	o.checkKids, o.checkOver = Shed(o.checkKids, 1<<20), Shed(o.checkOver, 1<<20)
 }
 

@@ -1,0 +1,254 @@
+package lane
+
+import (
+	"math"
+	"time"
+
+	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/internal/worker"
+)
+
+// pnode is one predicted block of a worker. Links are node indexes + 1 (0:
+// none): its parent (one position up), its first child, its siblings.
+type pnode struct {
+	seq              uint64
+	until            time.Duration
+	pos              uint32
+	parent, kid      uint32
+	next, prev, heap uint32 // heap: its place in the worker's heap
+}
+
+// preds is one worker's predicted blocks: a tree (prefix-closed: a node's
+// parent is predicted too), a map from content to node, and a min-heap in
+// leaving order (before), whose top is always a leaf: a parent never
+// expires before its child, and among equal expiries the deeper leaves
+// first.
+type preds struct {
+	byContent worker.ContentMap
+	nodes     []pnode
+	free      []uint32
+	heap      []uint32
+}
+
+func (p *preds) len() int { return len(p.heap) }
+
+// before reports whether node a leaves before node b: the earlier expiry,
+// then the deeper, then the lower sequence hash.
+func (p *preds) before(a, b uint32) bool {
+	x, y := &p.nodes[a], &p.nodes[b]
+	if x.until != y.until {
+		return x.until < y.until
+	}
+	if x.pos != y.pos {
+		return x.pos > y.pos
+	}
+	return x.seq < y.seq
+}
+
+func (p *preds) swap(i, j uint32) {
+	p.heap[i], p.heap[j] = p.heap[j], p.heap[i]
+	p.nodes[p.heap[i]].heap, p.nodes[p.heap[j]].heap = i, j
+}
+
+func (p *preds) up(i uint32) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !p.before(p.heap[i], p.heap[parent]) {
+			return
+		}
+		p.swap(i, parent)
+		i = parent
+	}
+}
+
+func (p *preds) down(i uint32) {
+	n := uint32(len(p.heap))
+	for {
+		least, l := i, 2*i+1
+		if l < n && p.before(p.heap[l], p.heap[least]) {
+			least = l
+		}
+		if r := l + 1; r < n && p.before(p.heap[r], p.heap[least]) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		p.swap(i, least)
+		i = least
+	}
+}
+
+// add makes a node for content (pos, seq) under parent (+1) and returns it.
+func (p *preds) add(pos uint32, seq uint64, until time.Duration, parent uint32) uint32 {
+	var ni uint32
+	if k := len(p.free); k > 0 {
+		ni, p.free = p.free[k-1], p.free[:k-1]
+	} else {
+		ni = uint32(len(p.nodes))
+		p.nodes = append(p.nodes, pnode{})
+	}
+	p.nodes[ni] = pnode{seq: seq, until: until, pos: pos, parent: parent, heap: uint32(len(p.heap))}
+	if parent != 0 {
+		par := &p.nodes[parent-1]
+		if par.kid != 0 {
+			p.nodes[par.kid-1].prev = ni + 1
+		}
+		p.nodes[ni].next, par.kid = par.kid, ni+1
+	}
+	p.heap = append(p.heap, ni)
+	p.up(uint32(len(p.heap) - 1))
+	p.byContent.Put(worker.ContentKey(pos, seq), ni)
+	return ni
+}
+
+// unlink takes leaf ni out of the tree, the heap and the map, and frees it.
+func (p *preds) unlink(ni uint32) {
+	n := &p.nodes[ni]
+	if n.prev != 0 {
+		p.nodes[n.prev-1].next = n.next
+	} else if n.parent != 0 {
+		p.nodes[n.parent-1].kid = n.next
+	}
+	if n.next != 0 {
+		p.nodes[n.next-1].prev = n.prev
+	}
+	h, last := n.heap, uint32(len(p.heap)-1)
+	if h != last {
+		p.swap(h, last)
+	}
+	p.heap = p.heap[:last]
+	if h != last {
+		p.up(h)
+		p.down(h)
+	}
+	p.byContent.Del(worker.ContentKey(n.pos, n.seq))
+	p.free = append(p.free, ni)
+}
+
+// find returns the node of content (pos, seq).
+func (p *preds) find(pos uint32, seq uint64) (uint32, bool) {
+	ni, ok := p.byContent.Get(worker.ContentKey(pos, seq))
+	if !ok || p.nodes[ni].pos != pos || p.nodes[ni].seq != seq {
+		return 0, false
+	}
+	return ni, true
+}
+
+// predict records that w holds the blocks of locals until ttl after now,
+// the time of the Predict call: the lane applies predictions and expiries in
+// the order of their calls, each at its call's time, as if at once.
+func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error {
+	ln.expire(now)
+	ws := ln.workers[w]
+	if ws == nil {
+		slot, err := ln.s.intern(w)
+		if err != nil {
+			return err
+		}
+		ws = ln.own.New(w.ID, w.DPRank, slot)
+		ln.workers[w] = ws
+	}
+	p := ln.preds[w]
+	if p == nil {
+		p = &preds{}
+		p.byContent.Init(ln.own.K0, ln.own.K1)
+		ln.preds[w] = p
+	}
+	until, added := now+ttl, 0
+	var seq uint64
+	parent := uint32(0)
+	for i, l := range locals {
+		if i == 0 {
+			seq = l
+		} else {
+			seq = chain.Chain(seq, l)
+		}
+		pos := uint32(i)
+		ni, ok := p.find(pos, seq)
+		if ok {
+			if n := &p.nodes[ni]; until > n.until {
+				n.until = until
+				p.down(n.heap)
+			}
+		} else {
+			if _, taken := p.byContent.Get(worker.ContentKey(pos, seq)); taken {
+				break // another content has this one's key: the prediction stops here
+			}
+			ni = p.add(pos, seq, until, parent)
+			ln.pw.Attach(i, seq, ws.Slot) // parent first: what a reader sees stays prefix-closed
+			added++
+		}
+		parent = ni + 1
+	}
+	ln.npred += added
+	ln.s.predicted.Add(int64(added))
+	for p.len() > ln.s.o.MaxPredicted {
+		ln.dropTree(p, ws.Slot, p.heap[0])
+	}
+	if p.len() > 0 {
+		ln.next = min(ln.next, until)
+	}
+	ln.counters.add(Predictions, 1)
+	return nil
+}
+
+// dropTree drops predicted node i and every node below it, children
+// first, clearing their bits.
+func (ln *lane) dropTree(p *preds, slot int, i uint32) {
+	st := append(ln.pstack[:0], i)
+	for len(st) > 0 {
+		j := st[len(st)-1]
+		if k := p.nodes[j].kid; k != 0 {
+			st = append(st, k-1)
+			continue
+		}
+		st = st[:len(st)-1]
+		n := &p.nodes[j]
+		ln.pw.Detach(int(n.pos), n.seq, slot)
+		p.unlink(j)
+		ln.npred--
+		ln.s.predicted.Add(-1)
+	}
+	ln.pstack = st
+}
+
+// dropGone drops the predictions of the contents that w's last Remove
+// took away, and of every predicted block below them.
+func (ln *lane) dropGone(w Worker, slot int) {
+	if p := ln.preds[w]; p != nil && p.len() > 0 {
+		for _, c := range ln.own.Gone {
+			if ni, ok := p.find(c.Pos, c.Seq); ok {
+				ln.dropTree(p, slot, ni)
+			}
+		}
+	}
+	ln.own.Gone = ln.own.Gone[:0]
+}
+
+// dropAll drops every prediction of w, leaves first.
+func (ln *lane) dropAll(w Worker, slot int) {
+	if p := ln.preds[w]; p != nil {
+		for p.len() > 0 {
+			ln.dropTree(p, slot, p.heap[0])
+		}
+	}
+}
+
+// expire drops the predictions that ended by now, if any may have.
+func (ln *lane) expire(now time.Duration) {
+	if ln.npred == 0 || now < ln.next {
+		return
+	}
+	next := time.Duration(math.MaxInt64)
+	for w, p := range ln.preds {
+		slot := ln.workers[w].Slot
+		for p.len() > 0 && p.nodes[p.heap[0]].until <= now {
+			ln.dropTree(p, slot, p.heap[0])
+		}
+		if p.len() > 0 {
+			next = min(next, p.nodes[p.heap[0]].until)
+		}
+	}
+	ln.next = next
+}
