@@ -89,6 +89,7 @@ type Finder struct {
 	start    int    // len(hits) at Start
 	epoch    uint64 // the slot epoch when the search began
 	careful  bool   // Emit checks each slot's owner (a slot changed hands)
+	slow     bool   // careful, or a search with predictions: Emit's one test
 	probes   int
 	// With predictions: the predicted table searched with tab (nil: the
 	// exact pass, or none), what Emit does, and the scratch.
@@ -135,6 +136,7 @@ func (f *Finder) Run(sets []uint64) int {
 	// slot's owner.
 	f.epoch = ix.Slots.Epoch()
 	f.careful = f.epoch&1 != 0
+	f.slow = f.careful
 	joint := f.sc != nil && ix.Predicted != nil && ix.Predicted.Load() > 0
 	if joint {
 		f.sc.size(ix.Slots.Len(), ix.Words)
@@ -152,7 +154,7 @@ func (f *Finder) Run(sets []uint64) int {
 			break
 		}
 		f.hits = f.hits[:f.start]
-		f.epoch, f.careful = ix.Slots.Epoch(), true
+		f.epoch, f.careful, f.slow = ix.Slots.Epoch(), true, true
 	}
 	return f.probes
 }
@@ -164,7 +166,7 @@ func (f *Finder) Run(sets []uint64) int {
 // depth; it is reported as the depth.
 func (f *Finder) runJoint(n int, sets []uint64) {
 	ix := f.ix
-	f.mode, f.pred = emitExact, nil
+	f.mode, f.pred, f.slow = emitExact, nil, true
 	for _, t := range ix.Tabs {
 		f.tab = t
 		f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
@@ -178,7 +180,7 @@ func (f *Finder) runJoint(n int, sets []uint64) {
 		f.sc.depths[sl] = 0
 	}
 	f.sc.seen = f.sc.seen[:0]
-	f.mode, f.pred = emitHits, nil
+	f.mode, f.pred, f.slow = emitHits, nil, f.careful
 }
 
 // size makes the scratch fit slots workers and sets of words.
@@ -219,10 +221,18 @@ func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
 	if f.pred != nil {
 		return f.probeJoint(pos, seq, mask, out, maskCount)
 	}
-	return f.read(f.tab, pos, seq, mask, out, maskCount)
+	s := &f.ix.Sets
+	for try := 0; try < MaxProbeRetries; try++ {
+		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out, maskCount); ok {
+			return c
+		}
+	}
+	clear(out)
+	return 0
 }
 
-// read is Probe's read of one table.
+// read is Probe's read of one table, out of line for probeJoint (in Probe,
+// a call per probe cost short queries 5 to 10%).
 func (f *Finder) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64, maskCount int) int {
 	s := &f.ix.Sets
 	for try := 0; try < MaxProbeRetries; try++ {
@@ -266,12 +276,12 @@ func (f *Finder) Emit(s []uint64, depth int) {
 	}
 	ms = ms[:cap(ms)]
 	tokens := depth * f.ix.BlockSize
-	if f.mode != emitHits {
-		f.hits = ms[:f.emitJoint(s, ms, n, depth, tokens)]
-		return
-	}
-	if f.careful {
-		f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
+	if f.slow {
+		if f.mode != emitHits {
+			f.hits = ms[:f.emitJoint(s, ms, n, depth, tokens)]
+		} else {
+			f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
+		}
 		return
 	}
 	info := f.ix.Slots.Infos()
