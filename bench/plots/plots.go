@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -210,4 +211,34 @@ func SI(v float64) string {
 		return fmt.Sprintf("%.1fK", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// Bar is one bar of Bars: its group, its name within the group, its value.
+type Bar struct {
+	Group, Name string
+	Value       float64
+}
+
+// Bars draws horizontal bars, one per entry in order, each labelled with
+// its group and name.
+func Bars(dir, name, title string, bars []Bar) ([]string, error) {
+	p := plot.New()
+	p.Title.Text = title
+	vals := make(plotter.Values, len(bars))
+	labels := make([]string, len(bars))
+	for i, b := range bars {
+		j := len(bars) - 1 - i // the first bar on top
+		vals[j], labels[j] = b.Value, b.Group+": "+b.Name
+	}
+	bc, err := plotter.NewBarChart(vals, vg.Points(9))
+	if err != nil {
+		return nil, err
+	}
+	bc.Horizontal = true
+	bc.LineStyle.Width = 0
+	bc.Color = plotutil.Color(0)
+	p.Add(bc)
+	p.NominalY(labels...)
+	p.X.Min, p.X.Max = 0, 1.05*slices.Max(vals)
+	return save(p, dir, name, 8*vg.Inch, vg.Length(len(bars))*vg.Points(13)+vg.Inch)
 }

@@ -17,12 +17,18 @@
 // blocks of its requests still running; ties go to a seeded random choice.
 // Best overlap alone would send every request to one worker: every request
 // of the conversation trace starts with the same block.
+//
+// The router's index may see the engines' events late (EventDelay), may
+// record each routing decision as a prediction (flash.Predictor), or may
+// have no events at all (Route): the hit rate (HitBlocks ÷ QueryBlocks)
+// and the spread of requests over workers measure what each costs.
 package sim
 
 import (
 	"container/heap"
 	"math/rand/v2"
 	"sort"
+	"time"
 
 	"github.com/flashindexer/flashindexer/bench/trace"
 	"github.com/flashindexer/flashindexer/flash"
@@ -37,6 +43,26 @@ type Config struct {
 	PrefillRate float64 // prompt tokens per second an engine computes (default 16,000)
 	DecodeRate  float64 // output tokens per second of one request (default 40)
 	Seed        uint64
+	// Route is what the router's index learns from; EventDelay is how
+	// late the engines' events reach it; PredictTTL is how long a
+	// prediction lasts (default flash.DefaultPredictionTTL).
+	Route      Route
+	EventDelay time.Duration
+	PredictTTL time.Duration
+}
+
+// Route says what the router's index is fed.
+type Route int
+
+const (
+	RouteEvents        Route = iota // the engines' events
+	RouteEventsPredict              // the events, and each routing decision as a prediction
+	RoutePredict                    // each routing decision as a prediction, no events
+	RouteRoundRobin                 // nothing: request i goes to worker i mod Workers
+)
+
+func (r Route) String() string {
+	return [...]string{"events", "events+predictions", "predictions", "round-robin"}[r]
 }
 
 func (c Config) norm() Config {
@@ -57,6 +83,9 @@ func (c Config) norm() Config {
 	}
 	if c.DecodeRate <= 0 {
 		c.DecodeRate = 40
+	}
+	if c.PredictTTL <= 0 {
+		c.PredictTTL = flash.DefaultPredictionTTL
 	}
 	return c
 }
@@ -87,7 +116,20 @@ type Workload struct {
 	StoredBlocks  int
 	RemovedBlocks int
 	QueryBlocks   int
-	HitBlocks     int // prompt blocks found cached where the request ran
+	HitBlocks     int   // prompt blocks found cached where the request ran
+	PerWorker     []int // requests routed to each worker
+}
+
+// HitRate is the share of query blocks found cached where they ran.
+func (w *Workload) HitRate() float64 { return float64(w.HitBlocks) / float64(max(1, w.QueryBlocks)) }
+
+// Spread is the busiest worker's requests over the mean: 1 is even.
+func (w *Workload) Spread() float64 {
+	most, all := 0, 0
+	for _, n := range w.PerWorker {
+		most, all = max(most, n), all+n
+	}
+	return float64(most) * float64(len(w.PerWorker)) / float64(max(1, all))
 }
 
 // BlockOps returns every op's block-ops.
@@ -208,10 +250,18 @@ func (q *finishQueue) Pop() any {
 // The router's index is a synchronous flash index fed the same events.
 func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 	cfg = cfg.norm()
-	idx := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(cfg.Workers), flash.WithBlockSize(cfg.BlockSize))
+	var now int64 // the simulation's clock, the index's too
+	ic := flash.DefaultConfig()
+	ic.MaxWorkers, ic.BlockSize, ic.Clock = cfg.Workers, cfg.BlockSize, func() time.Duration { return time.Duration(now) }
+	idx := flash.New(flash.WithWriters(0), flash.WithConfig(ic))
 	defer idx.Close()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	wl := &Workload{BlockSize: cfg.BlockSize}
+	wl := &Workload{BlockSize: cfg.BlockSize, PerWorker: make([]int, cfg.Workers)}
+	type late struct {
+		due int64
+		ev  *flash.Event
+	}
+	var pending []late // events on their way to the index, in order
 	engines := make([]*engine, cfg.Workers)
 	for i := range engines {
 		wl.Workers = append(wl.Workers, flash.Worker{ID: uint64(i)})
@@ -226,7 +276,9 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 	var sc flash.Scores
 	overlap := make([]int, cfg.Workers)
 	emit := func(t int64, ev *flash.Event) {
-		_ = idx.Apply(*ev)
+		if cfg.Route == RouteEvents || cfg.Route == RouteEventsPredict {
+			pending = append(pending, late{t + int64(cfg.EventDelay), ev})
+		}
 		wl.Ops = append(wl.Ops, Op{T: t, Event: ev})
 		wl.Events++
 		wl.StoredBlocks += len(ev.Blocks)
@@ -243,6 +295,12 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 		if len(locals) == 0 {
 			continue
 		}
+		now = t
+		k := 0
+		for ; k < len(pending) && pending[k].due <= t; k++ {
+			_ = idx.Apply(*pending[k].ev)
+		}
+		pending = pending[k:]
 		q := &flash.Query{Locals: locals, Seqs: flash.ChainLocals(nil, locals)}
 		idx.FindMatches(*q, &sc)
 		wl.Ops = append(wl.Ops, Op{T: t, Query: q})
@@ -265,6 +323,13 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 				}
 			}
 		}
+		if cfg.Route == RouteRoundRobin {
+			best = wl.Queries % cfg.Workers
+		}
+		if cfg.Route == RouteEventsPredict || cfg.Route == RoutePredict {
+			_ = idx.Predict(wl.Workers[best], *q, cfg.PredictTTL)
+		}
+		wl.PerWorker[best]++
 		e := engines[best]
 		held, hits, evs := e.admit(locals, q.Seqs)
 		wl.HitBlocks += hits

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/bench/trace"
@@ -45,5 +46,48 @@ func TestRecord_ConsistentEvents(t *testing.T) {
 	}
 	if len(used) < 6 {
 		t.Fatalf("the router used %d of 8 workers", len(used))
+	}
+}
+
+// With caches that never evict and predictions that never expire, the
+// router's predictions are exactly what the engines cache: routing on them
+// (with or without events) makes every decision that routing on timely
+// events makes. Events that never arrive lose hits; round-robin spreads
+// evenly and finds fewer.
+func TestRecord_Routes(t *testing.T) {
+	reqs, err := trace.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs = reqs[:1500]
+	h, _ := trace.NewHasher(512)
+	run := func(c Config) *Workload {
+		c.Workers, c.Seed = 8, 3
+		if c.CacheBlocks == 0 {
+			c.CacheBlocks = 1 << 20
+		}
+		return Record(reqs, h, c)
+	}
+	events := run(Config{})
+	predicted := run(Config{Route: RoutePredict, PredictTTL: 1 << 62})
+	if events.HitBlocks != predicted.HitBlocks || !slices.Equal(events.PerWorker, predicted.PerWorker) {
+		t.Errorf("predictions alone: %d hits %v; events: %d hits %v", predicted.HitBlocks, predicted.PerWorker, events.HitBlocks, events.PerWorker)
+	}
+	both := run(Config{Route: RouteEventsPredict, EventDelay: 1 << 62, PredictTTL: 1 << 62})
+	if both.HitBlocks != events.HitBlocks {
+		t.Errorf("events that never arrive, with predictions: %d hits, events on time %d", both.HitBlocks, events.HitBlocks)
+	}
+	late := run(Config{EventDelay: 1 << 62})
+	if late.HitBlocks >= events.HitBlocks {
+		t.Errorf("events that never arrive: %d hits, on time %d", late.HitBlocks, events.HitBlocks)
+	}
+	rr := run(Config{Route: RouteRoundRobin})
+	for _, n := range rr.PerWorker {
+		if n < len(reqs)/8 || n > len(reqs)/8+1 {
+			t.Fatalf("round-robin sent %v", rr.PerWorker)
+		}
+	}
+	if rr.Spread() > 1.01 || events.HitRate() <= rr.HitRate() {
+		t.Errorf("round-robin: spread %.2f, hit rate %.3f; events %.3f", rr.Spread(), rr.HitRate(), events.HitRate())
 	}
 }

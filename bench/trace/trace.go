@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -162,4 +163,35 @@ func (h *Hasher) Locals(dst []flash.LocalHash, r Request) []flash.LocalHash {
 		left -= TraceBlockTokens
 	}
 	return dst
+}
+
+// Bursts returns reqs with a burst added every `every` ms of the trace: size
+// requests, 1 ms apart, that share a prefix of prefix new blocks (one
+// document or few-shot block that many users send at once) and end in a
+// block of their own. They model a new shared prefix that reaches a router
+// faster than the engines' events about it.
+func Bursts(reqs []Request, every int64, size, prefix int) []Request {
+	var maxID uint64
+	var end int64
+	for _, r := range reqs {
+		for _, h := range r.HashIDs {
+			maxID = max(maxID, h)
+		}
+		end = max(end, r.Timestamp)
+	}
+	out := append([]Request(nil), reqs...)
+	next := maxID + 1
+	for t := every; t <= end; t += every {
+		shared := make([]uint64, prefix)
+		for i := range shared {
+			shared[i], next = next, next+1
+		}
+		for k := range size {
+			ids := append(append(make([]uint64, 0, prefix+1), shared...), next)
+			next++
+			out = append(out, Request{Timestamp: t + int64(k), InputLength: (prefix + 1) * TraceBlockTokens, OutputLength: 200, HashIDs: ids})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Timestamp < out[b].Timestamp })
+	return out
 }

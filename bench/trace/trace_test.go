@@ -78,3 +78,41 @@ func TestScale(t *testing.T) {
 		t.Fatal("a copy lost the shared prefix of its requests")
 	}
 }
+
+func TestBursts(t *testing.T) {
+	reqs := []Request{{Timestamp: 0, HashIDs: []uint64{0, 1}}, {Timestamp: 25, HashIDs: []uint64{0, 2}}}
+	out := Bursts(reqs, 10, 3, 4)
+	if len(out) != 2+2*3 { // bursts at 10 and 20 ms
+		t.Fatalf("%d requests, want 8", len(out))
+	}
+	byT := map[int64][]uint64{}
+	for i, r := range out {
+		if i > 0 && r.Timestamp < out[i-1].Timestamp {
+			t.Fatal("not in time order")
+		}
+		if len(r.HashIDs) == 5 {
+			if r.InputLength != 5*TraceBlockTokens {
+				t.Fatalf("burst request of %d tokens", r.InputLength)
+			}
+			byT[r.Timestamp/10] = append(byT[r.Timestamp/10], r.HashIDs...)
+		}
+	}
+	for burst, ids := range byT {
+		seen := map[uint64]int{}
+		for _, id := range ids {
+			seen[id]++
+			if id <= 2 {
+				t.Fatalf("burst %d reuses trace id %d", burst, id)
+			}
+		}
+		shared := 0
+		for _, n := range seen {
+			if n == 3 {
+				shared++
+			}
+		}
+		if len(ids) != 15 || shared != 4 || len(seen) != 7 {
+			t.Fatalf("burst %d: ids %v", burst, ids)
+		}
+	}
+}
