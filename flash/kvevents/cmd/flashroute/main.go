@@ -6,6 +6,13 @@
 //	go run ./cmd/flashroute -demo     # a built-in engine publishes synthetic events
 //
 //	curl -s localhost:8080/route -d '{"tokens":[1,2,3,...],"lora":""}'
+//	go run ./cmd/flashroute -fleet 1,2,3,4  # no events: route on predictions alone
+//
+// With -predict (on by default when there is no -endpoint nor -demo), /route
+// records each routing decision as a prediction (flash.Predictor): the
+// worker the client names in "chosen", or else the one /route chooses and
+// returns: the deepest match, or when nothing matches, the -fleet's next
+// worker in turn.
 //
 // An -endpoint is ADDR[,replay=ADDR][,topic=T][,worker=ID][,dp=RANK][,ranks=N]:
 // ranks=N subscribes N data-parallel ranks on consecutive ports (vLLM's
@@ -13,6 +20,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -103,6 +112,9 @@ type config struct {
 	writers    int
 	laneTables bool
 	demo       bool
+	predict    string        // on, off, or auto: on without an event source
+	predictTTL time.Duration // 0: flash.DefaultPredictionTTL
+	fleet      []flash.Worker
 	limits
 }
 
@@ -138,6 +150,11 @@ type server struct {
 	stop []func()
 	lim  limits
 	turn chan struct{} // a token per request in flight
+
+	predict bool          // /route records its decisions
+	ttl     time.Duration // of those predictions
+	fleet   []flash.Worker
+	next    atomic.Uint64 // the fleet's next worker in turn
 }
 
 type routeScratch struct {
@@ -163,6 +180,16 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(s.prom, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.pool.New = func() any { return new(routeScratch) }
+	s.fleet, s.ttl = cfg.fleet, cmp.Or(cfg.predictTTL, flash.DefaultPredictionTTL)
+	switch cfg.predict {
+	case "on":
+		s.predict = true
+	case "", "auto":
+		s.predict = len(cfg.endpoints) == 0 && !cfg.demo
+	case "off":
+	default:
+		return nil, fmt.Errorf("-predict %q: want on, off or auto", cfg.predict)
+	}
 	eps := cfg.endpoints
 	if cfg.demo {
 		ep, stop, err := startDemo(cfg.blockSize)
@@ -172,8 +199,8 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 		s.stop = append(s.stop, stop)
 		eps = append(eps, ep)
 	}
-	if len(eps) == 0 {
-		return nil, errors.New("no -endpoint (or -demo) given")
+	if len(eps) == 0 && (!s.predict || len(s.fleet) == 0) {
+		return nil, errors.New("no -endpoint, -demo, or -fleet to route on predictions")
 	}
 	for _, ep := range eps {
 		if err := s.sub.Subscribe(ep); err != nil {
@@ -200,12 +227,21 @@ func (s *server) close() {
 type routeRequest struct {
 	Tokens []uint32 `json:"tokens"`
 	LoRA   string   `json:"lora"`
+	// Chosen, with -predict, is the worker the client sends the request to:
+	// /route records it as a prediction instead of choosing one.
+	Chosen *routeWorker `json:"chosen,omitempty"`
+}
+
+type routeWorker struct {
+	Worker uint64 `json:"worker"`
+	DPRank uint32 `json:"dp_rank"`
 }
 
 type routeMatch struct {
 	Worker uint64 `json:"worker"`
 	DPRank uint32 `json:"dp_rank"`
 	Depth  int    `json:"depth"`
+	Exact  int    `json:"exact"` // of Depth, the blocks held by the engine's events
 	Tokens int    `json:"tokens"`
 	Blocks int    `json:"blocks"`
 }
@@ -213,6 +249,9 @@ type routeMatch struct {
 type routeResponse struct {
 	Blocks  int          `json:"blocks"`  // full blocks in the request
 	Matches []routeMatch `json:"matches"` // best first: deepest, then fewest blocks held
+	// Chosen, with -predict, is the worker recorded as holding the request's
+	// blocks from now on (for -predict-ttl).
+	Chosen *routeWorker `json:"chosen,omitempty"`
 }
 
 // httpServer serves s's handlers with its limits: a client that takes longer
@@ -275,10 +314,53 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 	x.sc.Sort()
 	resp := routeResponse{Blocks: len(x.q.Locals), Matches: make([]routeMatch, 0, len(x.sc.Matches))}
 	for _, m := range x.sc.Matches {
-		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Tokens: m.Tokens, Blocks: m.Blocks})
+		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Exact: m.Exact, Tokens: m.Tokens, Blocks: m.Blocks})
+	}
+	if s.predict && len(x.q.Locals) > 0 {
+		resp.Chosen = s.choose(req.Chosen, &x.sc)
+		if resp.Chosen != nil {
+			_ = s.ix.Predict(flash.Worker{ID: resp.Chosen.Worker, DPRank: resp.Chosen.DPRank}, x.q, s.ttl)
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// choose returns the worker a request goes to: the client's, else the
+// deepest match (fewest blocks held among equals), else the fleet's next
+// worker in turn; nil when there is none.
+func (s *server) choose(client *routeWorker, sc *flash.Scores) *routeWorker {
+	if client != nil {
+		return client
+	}
+	if m, ok := sc.Best(); ok {
+		return &routeWorker{Worker: m.Worker.ID, DPRank: m.Worker.DPRank}
+	}
+	if len(s.fleet) == 0 {
+		return nil
+	}
+	w := s.fleet[(s.next.Add(1)-1)%uint64(len(s.fleet))]
+	return &routeWorker{Worker: w.ID, DPRank: w.DPRank}
+}
+
+// parseFleet reads ID[:RANK],... into workers.
+func parseFleet(v string) ([]flash.Worker, error) {
+	var out []flash.Worker
+	for _, f := range strings.Split(v, ",") {
+		id, rank, _ := strings.Cut(strings.TrimSpace(f), ":")
+		w, err := strconv.ParseUint(id, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("fleet worker %q: %w", f, err)
+		}
+		var r uint64
+		if rank != "" {
+			if r, err = strconv.ParseUint(rank, 10, 32); err != nil {
+				return nil, fmt.Errorf("fleet worker %q: %w", f, err)
+			}
+		}
+		out = append(out, flash.Worker{ID: w, DPRank: uint32(r)})
+	}
+	return out, nil
 }
 
 // startDemo runs a stand-in engine on loopback: four DP ranks' worth of
@@ -377,6 +459,12 @@ func main() {
 	flag.IntVar(&cfg.writers, "writers", flash.DefaultWriters(), "index writer goroutines (0: the subscriber's goroutine of each endpoint applies its events, in a lane per CPU)")
 	flag.BoolVar(&cfg.laneTables, "lane-tables", false, "a table per writer or lane: writers share no table, and a query searches one table per lane (faster events, slower queries)")
 	flag.BoolVar(&cfg.demo, "demo", false, "also run a built-in engine that publishes synthetic events on loopback")
+	flag.StringVar(&cfg.predict, "predict", "auto", "record each /route decision as a prediction: on, off, or auto (on when there is no -endpoint nor -demo)")
+	flag.DurationVar(&cfg.predictTTL, "predict-ttl", flash.DefaultPredictionTTL, "how long a recorded decision lasts")
+	flag.Func("fleet", "workers /route may choose when nothing matches: ID[:RANK],... (needed to route on predictions alone)", func(v string) (err error) {
+		cfg.fleet, err = parseFleet(v)
+		return err
+	})
 	cfg.limits = defaultLimits()
 	flag.IntVar(&cfg.maxTokens, "max-tokens", cfg.maxTokens, "most tokens in one /route request (413 past it; the body may hold 11 bytes a token)")
 	flag.IntVar(&cfg.maxInFlight, "max-inflight", cfg.maxInFlight, "most /route requests read and answered at once (503 after -busy-wait)")

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flashindexer/flashindexer/flash"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -241,5 +242,78 @@ func TestRoute_BoundsRequestsInFlight(t *testing.T) {
 	}
 	if code, body := post(t, h.URL, `{"tokens":[1]}`); code != http.StatusOK {
 		t.Fatalf("after the slow request: %d %q", code, body)
+	}
+}
+
+// Without an event source, /route routes on its own decisions: a new prompt
+// goes to the fleet's next worker, and the same prompt, or one sharing its
+// prefix, then follows it, its depth resting on the prediction alone; a
+// client's own choice is recorded as given.
+func TestRoute_PredictsWithoutEvents(t *testing.T) {
+	for _, writers := range []int{0, 2} {
+		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
+			s, err := newServer(config{blockSize: 16, writers: writers, fleet: []flash.Worker{{ID: 1}, {ID: 2}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			h := httptest.NewServer(s.mux)
+			defer h.Close()
+			ask := func(req routeRequest) routeResponse {
+				t.Helper()
+				body, _ := json.Marshal(req)
+				code, out := post(t, h.URL, string(body))
+				var resp routeResponse
+				if code != http.StatusOK || json.Unmarshal([]byte(out), &resp) != nil {
+					t.Fatalf("%d %s", code, out)
+				}
+				s.ix.Flush() // the prediction is applied before the next request
+				return resp
+			}
+			tokens := make([]uint32, 16*8)
+			for i := range tokens {
+				tokens[i] = uint32(i)
+			}
+			first := ask(routeRequest{Tokens: tokens})
+			if first.Chosen == nil || len(first.Matches) != 0 {
+				t.Fatalf("first request: %+v", first)
+			}
+			again := ask(routeRequest{Tokens: tokens[:16*5]})
+			if again.Chosen == nil || *again.Chosen != *first.Chosen || len(again.Matches) != 1 ||
+				again.Matches[0].Depth != 5 || again.Matches[0].Exact != 0 {
+				t.Fatalf("the same prefix again: %+v after %+v", again, first)
+			}
+			other := make([]uint32, 16*3)
+			for i := range other {
+				other[i] = uint32(1000 + i)
+			}
+			if r := ask(routeRequest{Tokens: other}); r.Chosen == nil || *r.Chosen == *first.Chosen {
+				t.Fatalf("a new prompt went to %+v, not the fleet's next worker", r.Chosen)
+			}
+			mine := routeWorker{Worker: 9, DPRank: 1}
+			other[0] = 5000
+			ask(routeRequest{Tokens: other, Chosen: &mine})
+			if r := ask(routeRequest{Tokens: other}); len(r.Matches) != 1 || r.Matches[0].Worker != 9 || r.Matches[0].DPRank != 1 || r.Matches[0].Depth != 3 {
+				t.Fatalf("the client's choice was not recorded: %+v", r)
+			}
+		})
+	}
+	if _, err := newServer(config{blockSize: 16}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		t.Fatal("a server with no events and no fleet started")
+	}
+	if _, err := newServer(config{blockSize: 16, fleet: []flash.Worker{{ID: 1}}, predict: "maybe"}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		t.Fatal("-predict maybe accepted")
+	}
+}
+
+func TestParseFleet(t *testing.T) {
+	ws, err := parseFleet("1, 2:3,40")
+	if err != nil || len(ws) != 3 || ws[1] != (flash.Worker{ID: 2, DPRank: 3}) || ws[2].ID != 40 {
+		t.Fatalf("%v %v", ws, err)
+	}
+	for _, bad := range []string{"", "x", "1:y", "1,,2"} {
+		if _, err := parseFleet(bad); err == nil {
+			t.Errorf("parseFleet(%q) accepted", bad)
+		}
 	}
 }
