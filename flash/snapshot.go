@@ -26,8 +26,8 @@ func (ix *Indexer) Dump(w io.Writer, workers ...Worker) (int, error) {
 }
 
 // Restore loads a snapshot written by Dump. Every worker in it gets exactly
-// the state it had in the snapshot (replacing what the index held for it);
-// other workers are untouched. A truncated, corrupted or inconsistent
+// the state it had in the snapshot (replacing what the index held for it,
+// predictions too: snapshots hold none); other workers are untouched. A truncated, corrupted or inconsistent
 // snapshot returns an error wrapping ErrSnapshot and changes nothing; so
 // does one with more new workers than free slots (ErrTooManyWorkers). On a
 // closed index it returns ErrClosed and changes nothing; when Close lands
