@@ -36,8 +36,7 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	}
 	var f search.Finder
 	f.Start(&ix.search, view[uint64](q.Locals), view[uint64](seqs), computed, view[search.Hit](dst.Matches))
-	f.Use(&dst.pred)
-	dst.probes = f.Run(dst.sets[:need])
+	dst.probes = f.Run(dst.sets[:need], &dst.pred)
 	dst.Matches = view[Match](f.Hits())
 }
 

@@ -40,15 +40,6 @@ type Index struct {
 	Predicted *atomic.Int64
 }
 
-// Scratch is what a search with predictions keeps between its two passes:
-// each slot's exact depth, the slots that have one, and a worker set. The
-// caller keeps it (with its result) for the next search.
-type Scratch struct {
-	depths []int32
-	seen   []int32
-	set    []uint64
-}
-
 // Tally counts queries and their blocks over stripes of a cache line each,
 // so that readers on two cores do not bounce one line: a query picks its
 // stripe from a key of its own (its result's address).
@@ -89,25 +80,8 @@ type Finder struct {
 	start    int    // len(hits) at Start
 	epoch    uint64 // the slot epoch when the search began
 	careful  bool   // Emit checks each slot's owner (a slot changed hands)
-	slow     bool   // careful, or a search with predictions: Emit's one test
 	probes   int
-	// With predictions: the predicted table searched with tab (nil: the
-	// exact pass, or none), what Emit does, and the scratch.
-	pred *shardmap.Map
-	mode uint8
-	sc   *Scratch
 }
-
-// Emit's modes.
-const (
-	emitHits  = iota // hits, exact depth = depth
-	emitExact        // record each slot's exact depth
-	emitJoint        // hits, exact depth as recorded
-)
-
-// Use gives the search its scratch for predictions: without it, a search
-// ignores predicted blocks.
-func (f *Finder) Use(sc *Scratch) { f.sc = sc }
 
 // Start sets up a search of ix for the query locals, with seqs[:computed]
 // its known sequence hashes (extended as deep as the search reaches;
@@ -124,11 +98,15 @@ func (f *Finder) Hits() []Hit { return f.hits }
 
 // Run searches every table, appending each worker's depth to the hits, and
 // returns the number of entries it looked up: D/J + drop-out groups × log
-// J. sets is scratch of jump.Scratch(Words, Jump) words.
-func (f *Finder) Run(sets []uint64) int {
+// J. sets is scratch of jump.Scratch(Words, Jump) words; sc is the
+// scratch of a search with predictions (Joint), used when any is held.
+func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	ix, n := f.ix, len(f.locals)
 	if n == 0 {
 		return 0
+	}
+	if ix.Predicted.Load() > 0 {
+		return f.runJoint(sets, sc)
 	}
 	// Each worker is in one lane, so with a table per lane the searches
 	// find disjoint workers. A slot that changes hands while they run may be
@@ -136,61 +114,18 @@ func (f *Finder) Run(sets []uint64) int {
 	// slot's owner.
 	f.epoch = ix.Slots.Epoch()
 	f.careful = f.epoch&1 != 0
-	f.slow = f.careful
-	joint := f.sc != nil && ix.Predicted != nil && ix.Predicted.Load() > 0
-	if joint {
-		f.sc.size(ix.Slots.Len(), ix.Words)
-	}
 	for {
-		if joint {
-			f.runJoint(n, sets)
-		} else {
-			for _, t := range ix.Tabs {
-				f.tab = t
-				f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
-			}
+		for _, t := range ix.Tabs {
+			f.tab = t
+			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
 		}
 		if f.careful || ix.Slots.Epoch() == f.epoch {
 			break
 		}
 		f.hits = f.hits[:f.start]
-		f.epoch, f.careful, f.slow = ix.Slots.Epoch(), true, true
+		f.epoch, f.careful = ix.Slots.Epoch(), true
 	}
 	return f.probes
-}
-
-// runJoint searches with predictions: a pass over the exact tables that
-// records each slot's exact depth, then a pass over exact and predicted
-// blocks together that reports each worker's depth with its exact depth.
-// A worker written between the passes may show an exact depth above its
-// depth; it is reported as the depth.
-func (f *Finder) runJoint(n int, sets []uint64) {
-	ix := f.ix
-	f.mode, f.pred, f.slow = emitExact, nil, true
-	for _, t := range ix.Tabs {
-		f.tab = t
-		f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
-	}
-	f.mode = emitJoint
-	for i, t := range ix.Tabs {
-		f.tab, f.pred = t, ix.Preds[i]
-		f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
-	}
-	for _, sl := range f.sc.seen {
-		f.sc.depths[sl] = 0
-	}
-	f.sc.seen = f.sc.seen[:0]
-	f.mode, f.pred, f.slow = emitHits, nil, f.careful
-}
-
-// size makes the scratch fit slots workers and sets of words.
-func (sc *Scratch) size(slots, words int) {
-	if len(sc.depths) < slots {
-		sc.depths, sc.seen = make([]int32, slots), make([]int32, 0, slots)
-	}
-	if len(sc.set) < words {
-		sc.set = make([]uint64, words)
-	}
 }
 
 // seq returns the query's sequence hash at position i, extending the lazily
@@ -217,11 +152,8 @@ var _ jump.Prober = (*Finder)(nil)
 // how many there are. maskCount is popcount(mask) when the caller knows it,
 // else -1.
 func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
-	seq := f.seq(pos)
-	if f.pred != nil {
-		return f.probeJoint(pos, seq, mask, out, maskCount)
-	}
 	s := &f.ix.Sets
+	seq := f.seq(pos)
 	for try := 0; try < MaxProbeRetries; try++ {
 		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out, maskCount); ok {
 			return c
@@ -229,34 +161,6 @@ func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
 	}
 	clear(out)
 	return 0
-}
-
-// read is Probe's read of one table, out of line for probeJoint (in Probe,
-// a call per probe cost short queries 5 to 10%).
-func (f *Finder) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64, maskCount int) int {
-	s := &f.ix.Sets
-	for try := 0; try < MaxProbeRetries; try++ {
-		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok {
-			return c
-		}
-	}
-	clear(out)
-	return 0
-}
-
-// probeJoint is Probe over exact and predicted blocks together.
-func (f *Finder) probeJoint(pos int, seq uint64, mask, out []uint64, maskCount int) int {
-	c := f.read(f.tab, pos, seq, mask, out, maskCount)
-	tmp := f.sc.set[:len(out)]
-	if f.read(f.pred, pos, seq, mask, tmp, maskCount) == 0 {
-		return c
-	}
-	c = 0
-	for i := range out {
-		out[i] |= tmp[i]
-		c += bits.OnesCount64(out[i])
-	}
-	return c
 }
 
 // Emit (the search's prober) adds every worker of s with the given depth. It
@@ -276,12 +180,8 @@ func (f *Finder) Emit(s []uint64, depth int) {
 	}
 	ms = ms[:cap(ms)]
 	tokens := depth * f.ix.BlockSize
-	if f.slow {
-		if f.mode != emitHits {
-			f.hits = ms[:f.emitJoint(s, ms, n, depth, tokens)]
-		} else {
-			f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
-		}
+	if f.careful {
+		f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
 		return
 	}
 	info := f.ix.Slots.Infos()
@@ -306,46 +206,6 @@ func (f *Finder) Emit(s []uint64, depth int) {
 		}
 	}
 	f.hits = ms[:n]
-}
-
-// emitJoint is Emit's loop in a search with predictions: the exact pass
-// records each slot's exact depth; the joint pass reports each worker with
-// it (as emitCareful does once a slot changed hands). It fills ms from n and
-// returns the new length.
-func (f *Finder) emitJoint(s []uint64, ms []Hit, n, depth, tokens int) int {
-	sc, sl := f.sc, f.ix.Slots
-	for wi, word := range s {
-		for word != 0 {
-			i := wi<<6 | bits.TrailingZeros64(word)
-			word &= word - 1
-			if f.mode == emitExact {
-				if sc.depths[i] == 0 {
-					sc.seen = append(sc.seen, int32(i))
-				}
-				sc.depths[i] = int32(depth)
-				continue
-			}
-			var id uint64
-			var rank uint32
-			var blocks int
-			ok := true
-			if f.careful {
-				id, rank, blocks, ok = sl.Owned(i, f.epoch)
-			} else if in := &sl.Infos()[i]; in.Live() {
-				id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
-			} else {
-				ok = false
-			}
-			if !ok || n >= len(ms) {
-				continue
-			}
-			m := &ms[n]
-			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
-			m.Exact = min(int(sc.depths[i]), depth)
-			n++
-		}
-	}
-	return n
 }
 
 // emitCareful is Emit's loop once a slot changed hands during the search:

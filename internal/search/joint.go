@@ -1,0 +1,169 @@
+package search
+
+import (
+	"math/bits"
+
+	"github.com/flashindexer/flashindexer/jump"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// Scratch is what a search with predictions keeps between its two passes:
+// each slot's exact depth, the slots that have one, and a worker set. The
+// caller keeps it (with its result) for the next search.
+type Scratch struct {
+	depths []int32
+	seen   []int32
+	set    []uint64
+	joint  Joint // the search itself: jump.Search's generic code would move one on the stack to the heap
+}
+
+// size makes the scratch fit slots workers and sets of words.
+func (sc *Scratch) size(slots, words int) {
+	if len(sc.depths) < slots {
+		sc.depths, sc.seen = make([]int32, slots), make([]int32, 0, slots)
+	}
+	if len(sc.set) < words {
+		sc.set = make([]uint64, words)
+	}
+}
+
+// Joint is a search with predictions, a Finder's when any prediction is
+// held: a pass over the exact tables records each slot's exact depth, then
+// a pass over exact and predicted blocks together reports each worker's
+// depth with its exact depth. A worker written between the passes may show
+// an exact depth above its depth: it is reported as the depth. Its prober
+// runs through jump.Search's generic code (each call indirect): only
+// searches with predictions pay for it, and the Finder's code stays as fast
+// as before predictions.
+type Joint struct {
+	Finder
+	pred  *shardmap.Map // the predicted table searched with tab; nil in the exact pass
+	sc    *Scratch
+	exact bool // the exact pass
+}
+
+var _ jump.Prober = (*Joint)(nil)
+
+// runJoint runs f's search as a Joint and returns its probes.
+func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
+	ix, n := f.ix, len(f.locals)
+	j := &sc.joint
+	j.Finder, j.sc = *f, sc
+	sc.size(ix.Slots.Len(), ix.Words)
+	j.epoch = ix.Slots.Epoch()
+	j.careful = j.epoch&1 != 0
+	for {
+		j.exact, j.pred = true, nil
+		for _, t := range ix.Tabs {
+			j.tab = t
+			j.probes += jump.Search(j, n, ix.Jump, ix.Words, sets)
+		}
+		j.exact = false
+		for i, t := range ix.Tabs {
+			j.tab, j.pred = t, ix.Preds[i]
+			j.probes += jump.Search(j, n, ix.Jump, ix.Words, sets)
+		}
+		for _, sl := range sc.seen {
+			sc.depths[sl] = 0
+		}
+		sc.seen = sc.seen[:0]
+		if j.careful || ix.Slots.Epoch() == j.epoch {
+			break
+		}
+		j.hits = j.hits[:j.start]
+		j.epoch, j.careful = ix.Slots.Epoch(), true
+	}
+	f.hits, f.computed, f.probes = j.hits, j.computed, j.probes
+	j.Finder = Finder{} // keeps no reference to the query or its result
+	return f.probes
+}
+
+// Probe (the search's prober) reads the exact table, and in the joint pass
+// the predicted one too, OR-ing the sets.
+func (j *Joint) Probe(pos int, mask, out []uint64, maskCount int) int {
+	c := j.Finder.Probe(pos, mask, out, maskCount)
+	if j.pred == nil {
+		return c
+	}
+	tmp := j.sc.set[:len(out)]
+	if j.read(j.pred, pos, j.seq(pos), mask, tmp, maskCount) == 0 {
+		return c
+	}
+	c = 0
+	for i := range out {
+		out[i] |= tmp[i]
+		c += bits.OnesCount64(out[i])
+	}
+	return c
+}
+
+// read is Finder.Probe's read of one table.
+func (j *Joint) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64, maskCount int) int {
+	s := &j.ix.Sets
+	for try := 0; try < MaxProbeRetries; try++ {
+		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok {
+			return c
+		}
+	}
+	clear(out)
+	return 0
+}
+
+// Emit (the search's prober) records each slot's exact depth in the exact
+// pass; in the joint pass it reports each worker with both depths, each
+// slot's owner checked as emitCareful does once a slot changed hands.
+func (j *Joint) Emit(s []uint64, depth int) {
+	sc, sl := j.sc, j.ix.Slots
+	if j.exact {
+		for wi, word := range s {
+			for word != 0 {
+				i := wi<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				if sc.depths[i] == 0 {
+					sc.seen = append(sc.seen, int32(i))
+				}
+				sc.depths[i] = int32(depth)
+			}
+		}
+		return
+	}
+	ms := j.hits
+	n := len(ms)
+	if need := n + popcount(s); need > cap(ms) {
+		ms = append(ms[:cap(ms)], make([]Hit, need-cap(ms))...)
+	}
+	ms = ms[:cap(ms)]
+	tokens := depth * j.ix.BlockSize
+	for wi, word := range s {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			var id uint64
+			var rank uint32
+			var blocks int
+			ok := true
+			if j.careful {
+				id, rank, blocks, ok = sl.Owned(i, j.epoch)
+			} else if in := &sl.Infos()[i]; in.Live() {
+				id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
+			} else {
+				ok = false
+			}
+			if !ok || n >= len(ms) {
+				continue
+			}
+			m := &ms[n]
+			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
+			m.Exact = min(int(sc.depths[i]), depth)
+			n++
+		}
+	}
+	j.hits = ms[:n]
+}
+
+func popcount(s []uint64) (c int) {
+	for _, w := range s {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
