@@ -73,9 +73,9 @@
 //     Stored event would.
 //
 // So a worker's predicted blocks stay prefix-closed, as its exact ones
-// are. A query reports, for each worker, Exact: the leading blocks it holds
-// (by its events), and Depth: the longer of Exact and the leading blocks
-// predicted for it (Match).
+// are. A query reports, for each worker, Depth: the longer of the leading
+// blocks it holds (by its events) and those predicted for it, and
+// Predicted: how many of them rest on predictions alone (Match).
 //
 // # Operations
 //

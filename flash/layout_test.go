@@ -34,7 +34,7 @@ func TestLayout(t *testing.T) {
 		{"Match.Depth", unsafe.Offsetof(Match{}.Depth), unsafe.Offsetof(search.Hit{}.Depth), "search.Hit's"},
 		{"Match.Tokens", unsafe.Offsetof(Match{}.Tokens), unsafe.Offsetof(search.Hit{}.Tokens), "search.Hit's"},
 		{"Match.Blocks", unsafe.Offsetof(Match{}.Blocks), unsafe.Offsetof(search.Hit{}.Blocks), "search.Hit's"},
-		{"Match.Exact", unsafe.Offsetof(Match{}.Exact), unsafe.Offsetof(search.Hit{}.Exact), "search.Hit's"},
+		{"Match.Predicted", unsafe.Offsetof(Match{}.Predicted), unsafe.Offsetof(search.Hit{}.Predicted), "search.Hit's"},
 		{"ExternalHash", unsafe.Sizeof(ExternalHash(0)), 8, "a word"},
 		{"LocalHash", unsafe.Sizeof(LocalHash(0)), 8, "a word"},
 		{"SeqHash", unsafe.Sizeof(SeqHash(0)), 8, "a word"},

@@ -34,8 +34,8 @@ func TestFlash_RestoreDropsPredictions(t *testing.T) {
 	ix.FindMatches(flash.Query{Locals: p}, &sc)
 	sc.Sort()
 	want := []flash.Match{
-		{Worker: w2, Depth: 6, Tokens: 6 * flash.DefaultBlockSize, Exact: 0},
-		{Worker: w1, Depth: 2, Tokens: 2 * flash.DefaultBlockSize, Blocks: 2, Exact: 2},
+		{Worker: w2, Depth: 6, Tokens: 6 * flash.DefaultBlockSize, Predicted: 6},
+		{Worker: w1, Depth: 2, Tokens: 2 * flash.DefaultBlockSize, Blocks: 2},
 	}
 	if len(sc.Matches) != 2 || sc.Matches[0] != want[0] || sc.Matches[1] != want[1] {
 		t.Fatalf("after Restore: %+v, want %+v", sc.Matches, want)

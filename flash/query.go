@@ -25,18 +25,19 @@ func (q *Query) HasSeqs() bool { return len(q.Seqs) == len(q.Locals) && len(q.Se
 type Match struct {
 	Worker Worker
 	// Depth is the number of leading query blocks the worker holds,
-	// consecutively from position 0: Exact, or the leading blocks
-	// predicted for it (Predictor) if they go deeper. Always > 0 in Scores.
+	// consecutively from position 0: by its engine's events, or the
+	// leading blocks predicted for it (Predictor) if they go deeper. Always
+	// > 0 in Scores.
 	Depth int
 	// Tokens is Depth × the index's block size.
 	Tokens int
 	// Blocks is the number of blocks the worker holds in all (for
 	// tie-breaks): engine ids, predictions not counted.
 	Blocks int
-	// Exact is the number of leading query blocks the worker holds from its
-	// engine's events alone: at most Depth, and Depth when nothing was
-	// predicted for it. Depth − Exact blocks rest on predictions.
-	Exact int
+	// Predicted is how many of those Depth blocks rest on predictions
+	// alone: the worker's events say it holds the first Depth − Predicted.
+	// 0 when nothing was predicted for it.
+	Predicted int
 }
 
 // Scores is the reusable result of FindMatches. Reusing one Scores across

@@ -116,7 +116,7 @@ func (n Naive) Find(q flash.Query, dst *flash.Scores) {
 			d++
 		}
 		if d > 0 {
-			dst.Add(flash.Match{Worker: flash.Worker{ID: w}, Depth: d, Exact: d})
+			dst.Add(flash.Match{Worker: flash.Worker{ID: w}, Depth: d})
 		}
 	}
 }

@@ -59,8 +59,8 @@ func (x *pfixture) expectBoth(p Prompt, want map[flash.Worker][2]int) {
 		x.find(q)
 		got := map[flash.Worker][2]int{}
 		for _, m := range x.sc.Matches {
-			got[m.Worker] = [2]int{m.Depth, m.Exact}
-			if m.Tokens != m.Depth*flash.DefaultBlockSize || m.Exact < 0 || m.Exact > m.Depth {
+			got[m.Worker] = [2]int{m.Depth, m.Depth - m.Predicted}
+			if m.Tokens != m.Depth*flash.DefaultBlockSize || m.Predicted < 0 || m.Predicted > m.Depth {
 				x.t.Fatalf("match %+v: tokens or exact depth out of line", m)
 			}
 		}

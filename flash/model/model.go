@@ -75,7 +75,7 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 		}
 		d := max(exact, pred)
 		if d > 0 {
-			dst.Add(flash.Match{Worker: w, Depth: d, Exact: exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
+			dst.Add(flash.Match{Worker: w, Depth: d, Predicted: d - exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
 		}
 	})
 }

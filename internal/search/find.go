@@ -18,12 +18,12 @@ const MaxProbeRetries = 64
 
 // Hit is one worker's answer (flash.Match's layout).
 type Hit struct {
-	ID     uint64
-	Rank   uint32
-	Depth  int
-	Tokens int
-	Blocks int
-	Exact  int
+	ID        uint64
+	Rank      uint32
+	Depth     int
+	Tokens    int
+	Blocks    int
+	Predicted int
 }
 
 // Index is what a search reads.
@@ -107,6 +107,9 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	}
 	if ix.Predicted.Load() > 0 {
 		return f.runJoint(sets, sc)
+	}
+	if sc.dirty {
+		sc.clean(f.hits)
 	}
 	// Each worker is in one lane, so with a table per lane the searches
 	// find disjoint workers. A slot that changes hands while they run may be
@@ -201,7 +204,6 @@ func (f *Finder) Emit(s []uint64, depth int) {
 			m.Depth = depth
 			m.Tokens = tokens
 			m.Blocks = in.Blocks()
-			m.Exact = depth
 			n++
 		}
 	}
@@ -226,7 +228,7 @@ func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
 				continue
 			}
 			m := &ms[n]
-			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks, m.Exact = id, rank, depth, tokens, blocks, depth
+			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
 			n++
 		}
 	}

@@ -15,6 +15,18 @@ type Scratch struct {
 	seen   []int32
 	set    []uint64
 	joint  Joint // the search itself: jump.Search's generic code would move one on the stack to the heap
+	// dirty: a joint search wrote Predicted into the caller's hits, which
+	// a Finder, writing every other field, leaves as it finds it.
+	dirty bool
+}
+
+// clean zeroes Predicted in every hit the buffer of hits holds.
+func (sc *Scratch) clean(hits []Hit) {
+	hits = hits[:cap(hits)]
+	for i := range hits {
+		hits[i].Predicted = 0
+	}
+	sc.dirty = false
 }
 
 // size makes the scratch fit slots workers and sets of words.
@@ -48,7 +60,7 @@ var _ jump.Prober = (*Joint)(nil)
 func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	ix, n := f.ix, len(f.locals)
 	j := &sc.joint
-	j.Finder, j.sc = *f, sc
+	j.Finder, j.sc, sc.dirty = *f, sc, true
 	sc.size(ix.Slots.Len(), ix.Words)
 	j.epoch = ix.Slots.Epoch()
 	j.careful = j.epoch&1 != 0
@@ -154,7 +166,7 @@ func (j *Joint) Emit(s []uint64, depth int) {
 			}
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
-			m.Exact = min(int(sc.depths[i]), depth)
+			m.Predicted = depth - min(int(sc.depths[i]), depth)
 			n++
 		}
 	}

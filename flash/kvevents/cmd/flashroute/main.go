@@ -314,7 +314,7 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 	x.sc.Sort()
 	resp := routeResponse{Blocks: len(x.q.Locals), Matches: make([]routeMatch, 0, len(x.sc.Matches))}
 	for _, m := range x.sc.Matches {
-		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Exact: m.Exact, Tokens: m.Tokens, Blocks: m.Blocks})
+		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Exact: m.Depth - m.Predicted, Tokens: m.Tokens, Blocks: m.Blocks})
 	}
 	if s.predict && len(x.q.Locals) > 0 {
 		resp.Chosen = s.choose(req.Chosen, &x.sc)
