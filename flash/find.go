@@ -20,9 +20,10 @@ import (
 // O(log J) probes per group of drop-outs, and the jumps resume.
 func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	dst.Reset()
-	n := len(q.Locals)
-	ix.queries.Count(uintptr(unsafe.Pointer(dst)), n)
-	dst.probes = 0
+	n, key := len(q.Locals), uintptr(unsafe.Pointer(dst))
+	if dst.probes = 0; ix.queries.Count(key, n) {
+		ix.queries.Fold(key)
+	}
 	if n == 0 {
 		return
 	}
