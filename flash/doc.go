@@ -59,9 +59,9 @@
 //     now+ttl: a later prediction of the same or a longer prompt extends
 //     every block it covers, a shorter ttl never shortens one. A parent
 //     therefore never expires before its child.
-//   - A prediction lasts while now < its expiry. The worker's writer drops
-//     expired ones at each prediction it applies and every 10 ms while the
-//     index holds any; Flush drops every prediction expired at its call.
+//   - A prediction lasts while now < its expiry; queries see it until its
+//     writer drops it, at the writer's next prediction, within 10 ms, or at
+//     a Flush (which drops every prediction expired at its call).
 //   - Past Config.MaxPredicted blocks, the block that expires first leaves
 //     first; among blocks expiring together, the deepest, then the lowest
 //     sequence hash.

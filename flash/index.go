@@ -60,8 +60,8 @@ type Config struct {
 	// MaxPredicted bounds each worker's predicted blocks (Predictor): past
 	// it, the blocks that expire first leave first.
 	MaxPredicted int
-	// Clock is the time of predictions: any monotonic count from a fixed
-	// origin. nil: the process's monotonic clock.
+	// Clock is the time of predictions, monotonic and safe for concurrent
+	// use (nil: the process's monotonic clock).
 	Clock func() time.Duration
 }
 
@@ -85,8 +85,8 @@ const (
 	// is at most one prompt per request routed within its TTL.
 	DefaultMaxPredicted = 1 << 14
 	// DefaultPredictionTTL: conversations come back minutes apart; routed on
-	// predictions alone, the conversation trace finds 93–99% of the cached
-	// blocks that events find with 10 minutes, 53–60% with 2 (BENCHMARKS.md).
+	// predictions alone, the conversation trace finds 93–94% of the cached
+	// blocks that events find with 10 minutes, 54–59% with 2 (BENCHMARKS.md).
 	DefaultPredictionTTL = 10 * time.Minute
 )
 

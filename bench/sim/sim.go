@@ -28,6 +28,7 @@ import (
 	"container/heap"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/flashindexer/flashindexer/bench/trace"
@@ -250,9 +251,9 @@ func (q *finishQueue) Pop() any {
 // The router's index is a synchronous flash index fed the same events.
 func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 	cfg = cfg.norm()
-	var now int64 // the simulation's clock, the index's too
+	var now atomic.Int64 // the simulation's clock, the index's too (its expiry timer reads it)
 	ic := flash.DefaultConfig()
-	ic.MaxWorkers, ic.BlockSize, ic.Clock = cfg.Workers, cfg.BlockSize, func() time.Duration { return time.Duration(now) }
+	ic.MaxWorkers, ic.BlockSize, ic.Clock = cfg.Workers, cfg.BlockSize, func() time.Duration { return time.Duration(now.Load()) }
 	idx := flash.New(flash.WithWriters(0), flash.WithConfig(ic))
 	defer idx.Close()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
@@ -295,13 +296,16 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 		if len(locals) == 0 {
 			continue
 		}
-		now = t
+		now.Store(t)
 		k := 0
 		for ; k < len(pending) && pending[k].due <= t; k++ {
 			_ = idx.Apply(*pending[k].ev)
 		}
 		pending = pending[k:]
 		q := &flash.Query{Locals: locals, Seqs: flash.ChainLocals(nil, locals)}
+		if cfg.Route == RouteEventsPredict || cfg.Route == RoutePredict {
+			idx.Flush() // drops what expired by now, whatever the expiry timer did
+		}
 		idx.FindMatches(*q, &sc)
 		wl.Ops = append(wl.Ops, Op{T: t, Query: q})
 		wl.Queries++
