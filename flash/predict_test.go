@@ -2,11 +2,16 @@ package flash_test
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // Snapshots hold no predictions: a restored worker has none, and the
@@ -39,5 +44,82 @@ func TestFlash_RestoreDropsPredictions(t *testing.T) {
 	}
 	if len(sc.Matches) != 2 || sc.Matches[0] != want[0] || sc.Matches[1] != want[1] {
 		t.Fatalf("after Restore: %+v, want %+v", sc.Matches, want)
+	}
+}
+
+// Queries running while writers apply events, predictions and expiries
+// see well-formed answers: each worker once, 0 ≤ Predicted ≤ Depth ≤ the
+// query's blocks; and once everything is applied and flushed, the index
+// answers as the model fed the same calls.
+func TestFlash_PredictConcurrent(t *testing.T) {
+	var now atomic.Int64
+	cfg := flash.DefaultConfig()
+	cfg.MaxWorkers, cfg.MaxPredicted = 64, 40
+	cfg.Clock = func() time.Duration { return time.Duration(now.Load()) }
+	ix := flash.New(flash.WithWriters(2), flash.WithConfig(cfg))
+	defer ix.Close()
+	ref := model.New(cfg)
+	prompts := make([]flashtest.Prompt, 6)
+	for i := range prompts {
+		prompts[i] = flashtest.Concat(flashtest.Seqs(1, 4), flashtest.Seqs(uint64(10+i), 12))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc flash.Scores
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := prompts[(i+r)%len(prompts)]
+				ix.FindMatches(flash.Query{Locals: p}, &sc)
+				seen := map[flash.Worker]bool{}
+				for _, m := range sc.Matches {
+					if seen[m.Worker] || m.Predicted < 0 || m.Predicted > m.Depth || m.Depth > len(p) || m.Depth < 1 {
+						t.Errorf("bad match %+v in %+v", m, sc.Matches)
+						return
+					}
+					seen[m.Worker] = true
+				}
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for step := range 3000 {
+		w := flash.Worker{ID: uint64(rng.IntN(12))}
+		p := prompts[rng.IntN(len(prompts))]
+		n := 1 + rng.IntN(len(p))
+		switch rng.IntN(4) {
+		case 0:
+			ev := p.StoreEvent(w, 0, n, 0)
+			_, _ = ix.Apply(ev), ref.Apply(ev)
+		case 1:
+			ev := flash.RemovedEvent(w, p.Hash(rng.IntN(n), 0))
+			_, _ = ix.Apply(ev), ref.Apply(ev)
+		default:
+			q, ttl := flash.Query{Locals: p[:n]}, time.Duration(1+rng.IntN(20))
+			_, _ = ix.Predict(w, q, ttl), ref.Predict(w, q, ttl)
+		}
+		if step%10 == 0 {
+			now.Add(1)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	ix.Flush()
+	var a, b flash.Scores
+	for _, p := range prompts {
+		ix.FindMatches(flash.Query{Locals: p}, &a)
+		ref.FindMatches(flash.Query{Locals: p}, &b)
+		a.Sort()
+		b.Sort()
+		if !slices.Equal(a.Matches, b.Matches) {
+			t.Fatalf("after the run:\n got   %v\n model %v", a.Matches, b.Matches)
+		}
 	}
 }
