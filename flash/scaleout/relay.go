@@ -1,0 +1,64 @@
+package scaleout
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// StreamConfig returns a stream for events under subjects prefix.> kept
+// for maxAge (0: for ever), with a duplicate window of dup (0: JetStream's
+// two minutes), on files: what EnsureStream creates.
+func StreamConfig(name, prefix string, maxAge, dup time.Duration) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:       name,
+		Subjects:   []string{prefix + ".>"},
+		Storage:    jetstream.FileStorage,
+		MaxAge:     maxAge,
+		Duplicates: dup,
+	}
+}
+
+// EnsureStream creates the stream, or updates it to cfg.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	return js.CreateOrUpdateStream(ctx, cfg)
+}
+
+// MsgID is the message ID of event i of the batch an endpoint numbered seq:
+// the same event published twice gets the same ID.
+func MsgID(endpoint string, seq uint64, i int) string {
+	return endpoint + "/" + strconv.FormatUint(seq, 10) + "/" + strconv.Itoa(i)
+}
+
+// Relay publishes events to a stream. It is not safe for concurrent use:
+// give each goroutine (each endpoint's) its own.
+type Relay struct {
+	js     jetstream.JetStream
+	prefix string
+	msg    nats.Msg
+	buf    []byte
+}
+
+// NewRelay returns a relay publishing under subjects prefix.<worker>.<rank>.
+func NewRelay(js jetstream.JetStream, prefix string) *Relay {
+	return &Relay{js: js, prefix: prefix, msg: nats.Msg{Header: nats.Header{}}}
+}
+
+// Publish publishes ev with message ID id (MsgID) and returns its stream
+// sequence; a duplicate within the window returns the first copy's.
+func (r *Relay) Publish(ctx context.Context, id string, ev *flash.Event) (uint64, error) {
+	r.buf = AppendEvent(r.buf[:0], ev)
+	r.msg.Subject = r.prefix + "." + strconv.FormatUint(ev.Worker.ID, 10) + "." + strconv.FormatUint(uint64(ev.Worker.DPRank), 10)
+	r.msg.Data = r.buf
+	r.msg.Header.Set(jetstream.MsgIDHeader, id)
+	ack, err := r.js.PublishMsg(ctx, &r.msg)
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}

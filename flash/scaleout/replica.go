@@ -1,0 +1,172 @@
+package scaleout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flashindexer/flashindexer/flash"
+)
+
+// Index is what a replica feeds: a flash index that can be dumped and
+// restored (flash.Indexer).
+type Index interface {
+	flash.Index
+	Dump(w io.Writer, workers ...flash.Worker) (int, error)
+	Restore(r io.Reader) error
+}
+
+// ErrSnapshotTooOld: the stream no longer holds the message after the
+// snapshot's; the events between are lost to this replica. Keep messages
+// longer than the snapshot period (StreamConfig's maxAge), or snapshot more
+// often.
+var ErrSnapshotTooOld = errors.New("scaleout: the stream no longer holds the messages after the snapshot")
+
+// snapshotName is the object holding a replica's newest snapshot;
+// seqKey, in its metadata, the stream sequence it covers.
+const (
+	snapshotName = "snapshot"
+	seqKey       = "stream-seq"
+)
+
+// Replica applies a stream's events to its index in order.
+type Replica struct {
+	js      jetstream.JetStream
+	stream  string
+	idx     Index
+	mu      sync.Mutex // held while an event applies, and while a snapshot is taken
+	applied atomic.Uint64
+	bad     atomic.Uint64
+	ev      flash.Event
+}
+
+// NewReplica returns a replica of stream feeding idx, from its start.
+func NewReplica(js jetstream.JetStream, stream string, idx Index) *Replica {
+	return &Replica{js: js, stream: stream, idx: idx}
+}
+
+// Applied returns the stream sequence of the last message applied.
+func (r *Replica) Applied() uint64 { return r.applied.Load() }
+
+// Malformed returns how many messages did not decode (skipped).
+func (r *Replica) Malformed() uint64 { return r.bad.Load() }
+
+// Run consumes the stream from the message after Applied until ctx ends,
+// through an ordered consumer, which the client recreates from where it
+// stopped after a disconnection.
+func (r *Replica) Run(ctx context.Context) error {
+	cons, err := r.js.OrderedConsumer(ctx, r.stream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   r.applied.Load() + 1,
+	})
+	if err != nil {
+		return err
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		meta, err := m.Metadata()
+		if err != nil {
+			return
+		}
+		r.apply(meta.Sequence.Stream, m.Data())
+	})
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	cc.Stop()
+	return nil
+}
+
+// apply applies the message at stream sequence seq, once.
+func (r *Replica) apply(seq uint64, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq <= r.applied.Load() {
+		return // delivered again after a reconnection
+	}
+	if DecodeEvent(data, &r.ev) != nil {
+		r.bad.Add(1)
+	} else {
+		_ = r.idx.Apply(r.ev) // rejections are counted in the index's Stats
+	}
+	r.applied.Store(seq)
+}
+
+// CaughtUp reports whether the replica applied every message the stream
+// held when asked.
+func (r *Replica) CaughtUp(ctx context.Context) (bool, error) {
+	s, err := r.js.Stream(ctx, r.stream)
+	if err != nil {
+		return false, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.applied.Load() >= info.State.LastSeq, nil
+}
+
+// Snapshot stores the index's Dump, with the stream sequence it covers, as
+// the newest snapshot in store. Events wait while it is taken.
+func (r *Replica) Snapshot(ctx context.Context, store jetstream.ObjectStore) (uint64, error) {
+	r.mu.Lock()
+	r.idx.Flush()
+	var buf bytes.Buffer
+	_, err := r.idx.Dump(&buf)
+	seq := r.applied.Load()
+	r.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	_, err = store.Put(ctx, jetstream.ObjectMeta{Name: snapshotName, Metadata: map[string]string{seqKey: strconv.FormatUint(seq, 10)}}, &buf)
+	return seq, err
+}
+
+// Restore loads the newest snapshot in store into the index and makes Run
+// start after the sequence it covers. With no snapshot it changes nothing
+// and returns jetstream.ErrObjectNotFound. If the stream no longer holds
+// the message after the snapshot's, it returns ErrSnapshotTooOld.
+func (r *Replica) Restore(ctx context.Context, store jetstream.ObjectStore) error {
+	obj, err := store.Get(ctx, snapshotName) // its data and metadata, of one version
+	if err != nil {
+		return err
+	}
+	defer obj.Close()
+	info, err := obj.Info()
+	if err != nil {
+		return err
+	}
+	seq, err := strconv.ParseUint(info.Metadata[seqKey], 10, 64)
+	if err != nil {
+		return fmt.Errorf("scaleout: snapshot without its stream sequence: %w", err)
+	}
+	s, err := r.js.Stream(ctx, r.stream)
+	if err != nil {
+		return err
+	}
+	si, err := s.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if si.State.FirstSeq > seq+1 {
+		return fmt.Errorf("%w: snapshot at %d, the stream starts at %d", ErrSnapshotTooOld, seq, si.State.FirstSeq)
+	}
+	data, err := io.ReadAll(obj)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.idx.Restore(bytes.NewReader(data)); err != nil {
+		return err
+	}
+	r.applied.Store(seq)
+	return nil
+}

@@ -1,0 +1,338 @@
+package scaleout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/flashtest"
+)
+
+// startServer runs a JetStream server with file storage in dir, on port
+// (-1: any).
+func startServer(t *testing.T, dir string, port int) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	return s
+}
+
+func connect(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// workload is a replay of stores and removals (mid-chain ones too) over
+// prompts sharing prefixes, by eight workers, each worker's events
+// numbered from 0, and the queries that check an index.
+type workload struct {
+	events  []flash.Event
+	queries []flash.Query
+}
+
+func newWorkload(n int) workload {
+	r := rand.New(rand.NewPCG(7, 8))
+	base := flashtest.Seqs(1, 24)
+	prompts := flashtest.Variants(base, 12, 6, 1, 100)
+	var wl workload
+	ids := map[flash.Worker]uint64{}
+	for range n {
+		w := flash.Worker{ID: uint64(r.IntN(8))}
+		p := prompts[r.IntN(len(prompts))]
+		var ev flash.Event
+		if r.IntN(4) == 0 {
+			ev = flash.RemovedEvent(w, p.Hash(r.IntN(len(p)), 0))
+		} else {
+			ev = p.StoreEvent(w, 0, 1+r.IntN(len(p)), 0)
+		}
+		ev.ID = ids[w]
+		ids[w]++
+		wl.events = append(wl.events, ev)
+	}
+	for _, p := range prompts {
+		wl.queries = append(wl.queries, flash.Query{Locals: p})
+	}
+	return wl
+}
+
+// direct is an index fed the events themselves.
+func (wl workload) direct(t *testing.T) *flash.Indexer {
+	ix := flash.New(flash.WithWriters(0))
+	t.Cleanup(func() { _ = ix.Close() })
+	for _, ev := range wl.events {
+		_ = ix.Apply(ev)
+	}
+	return ix
+}
+
+// differences counts the queries ix answers unlike want.
+func (wl workload) differences(ix, want flash.Index) int {
+	ix.Flush()
+	diff := 0
+	var a, b flash.Scores
+	for _, q := range wl.queries {
+		ix.FindMatches(q, &a)
+		want.FindMatches(q, &b)
+		a.Sort()
+		b.Sort()
+		if !slices.Equal(a.Matches, b.Matches) {
+			diff++
+		}
+	}
+	return diff
+}
+
+func publish(t *testing.T, r *Relay, evs []flash.Event, from int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range evs {
+		for {
+			_, err := r.Publish(ctx, MsgID("engine-a", uint64(from+i), 0), &evs[i])
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("publishing event %d: %v", from+i, err)
+			}
+			time.Sleep(20 * time.Millisecond) // the server is restarting
+		}
+	}
+}
+
+func waitCaughtUp(t *testing.T, reps ...*Replica) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range reps {
+		for {
+			ok, err := r.CaughtUp(context.Background())
+			if err == nil && ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a replica stopped at %d: %v", r.Applied(), err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func runReplica(t *testing.T, r *Replica) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return cancel
+}
+
+func newStream(t *testing.T, js jetstream.JetStream, cfg jetstream.StreamConfig) {
+	t.Helper()
+	if _, err := EnsureStream(context.Background(), js, cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Three replicas fed from one stream answer every query exactly as one
+// index fed the events directly.
+func TestReplicas_AgreeWithDirect(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	defer s.Shutdown()
+	js := connect(t, s.ClientURL())
+	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
+	wl := newWorkload(3000)
+	var reps []*Replica
+	for range 3 {
+		ix := flash.New(flash.WithWriters(1))
+		t.Cleanup(func() { _ = ix.Close() })
+		r := NewReplica(js, "KV", ix)
+		runReplica(t, r)
+		reps = append(reps, r)
+	}
+	publish(t, NewRelay(js, "kv"), wl.events, 0)
+	waitCaughtUp(t, reps...)
+	direct := wl.direct(t)
+	for i, r := range reps {
+		if d := wl.differences(r.idx, direct); d != 0 || r.Malformed() != 0 {
+			t.Errorf("replica %d: %d of %d queries differ, %d malformed", i, d, len(wl.queries), r.Malformed())
+		}
+	}
+}
+
+// A replica stopped mid-stream and a new one started from its snapshot
+// catch up with the stream and answer like the direct index.
+func TestReplica_RestartFromSnapshot(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	defer s.Shutdown()
+	ctx := context.Background()
+	js := connect(t, s.ClientURL())
+	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
+	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots", Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := newWorkload(3000)
+	relay := NewRelay(js, "kv")
+	first := flash.New(flash.WithWriters(1))
+	defer first.Close()
+	a := NewReplica(js, "KV", first)
+	stop := runReplica(t, a)
+	publish(t, relay, wl.events[:1500], 0)
+	waitCaughtUp(t, a)
+	seq, err := a.Snapshot(ctx, store)
+	if err != nil || seq != 1500 {
+		t.Fatalf("snapshot at %d: %v", seq, err)
+	}
+	stop()
+	publish(t, relay, wl.events[1500:], 1500)
+
+	second := flash.New(flash.WithWriters(1))
+	defer second.Close()
+	b := NewReplica(js, "KV", second)
+	start := time.Now()
+	if err := b.Restore(ctx, store); err != nil {
+		t.Fatal(err)
+	}
+	runReplica(t, b)
+	waitCaughtUp(t, b)
+	t.Logf("caught up in %v from the snapshot at %d to %d", time.Since(start), seq, b.Applied())
+	if d := wl.differences(second, wl.direct(t)); d != 0 {
+		t.Fatalf("%d of %d queries differ", d, len(wl.queries))
+	}
+}
+
+// The NATS server restarted mid-stream (file storage), and a relay that
+// publishes again from earlier after its own restart: no event is lost,
+// none applied twice, which the index's event ids show.
+func TestReplica_ServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, -1)
+	url, port := s.ClientURL(), s.Addr().(*net.TCPAddr).Port
+	js := connect(t, url)
+	newStream(t, js, StreamConfig("KV", "kv", 0, time.Hour))
+	wl := newWorkload(2000)
+	var reported atomic.Int64 // gaps and restarts, as the index reports them
+	ix := flash.New(flash.WithWriters(1), flash.WithEventIDs(func(flash.Worker, uint64, uint64) { reported.Add(1) }))
+	defer ix.Close()
+	r := NewReplica(js, "KV", ix)
+	runReplica(t, r)
+	relay := NewRelay(js, "kv")
+	publish(t, relay, wl.events[:1000], 0)
+	waitCaughtUp(t, r)
+	s.Shutdown()
+	s.WaitForShutdown()
+	s = startServer(t, dir, port)
+	defer s.Shutdown()
+	publish(t, relay, wl.events[800:], 800) // the relay restarted at 800: 200 duplicates
+	waitCaughtUp(t, r)
+	ix.Flush()
+	st := ix.Stats()
+	if r.Applied() != 2000 || st.EventGaps != 0 || st.EventRestarts != 0 || reported.Load() != 0 {
+		t.Fatalf("applied %d of 2000; gaps %d, restarts %d", r.Applied(), st.EventGaps, st.EventRestarts)
+	}
+	if d := wl.differences(ix, wl.direct(t)); d != 0 {
+		t.Fatalf("%d of %d queries differ", d, len(wl.queries))
+	}
+}
+
+// A snapshot older than what the stream keeps is refused with
+// ErrSnapshotTooOld, and the index is left alone.
+func TestReplica_SnapshotTooOld(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	defer s.Shutdown()
+	ctx := context.Background()
+	js := connect(t, s.ClientURL())
+	cfg := StreamConfig("KV", "kv", 0, 0)
+	cfg.MaxMsgs = 100
+	newStream(t, js, cfg)
+	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := newWorkload(400)
+	relay := NewRelay(js, "kv")
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	r := NewReplica(js, "KV", ix)
+	stop := runReplica(t, r)
+	publish(t, relay, wl.events[:50], 0)
+	waitCaughtUp(t, r)
+	if _, err := r.Snapshot(ctx, store); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	publish(t, relay, wl.events[50:], 50)
+	fresh := flash.New(flash.WithWriters(0))
+	defer fresh.Close()
+	if err := NewReplica(js, "KV", fresh).Restore(ctx, store); !errors.Is(err, ErrSnapshotTooOld) {
+		t.Fatalf("Restore = %v, want ErrSnapshotTooOld", err)
+	}
+	if fresh.Workers() != 0 {
+		t.Fatal("a refused snapshot changed the index")
+	}
+}
+
+func TestCodec_RoundTrip(t *testing.T) {
+	wl := newWorkload(200)
+	evs := append(wl.events, flash.ClearedEvent(flash.Worker{ID: 3, DPRank: 2}).WithID(9), wl.events[1].WithParent(77))
+	var buf []byte
+	var got flash.Event
+	for i, ev := range evs {
+		buf = AppendEvent(buf[:0], &ev)
+		if err := DecodeEvent(buf, &got); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(ev) {
+			t.Fatalf("event %d: got %+v, want %+v", i, got, ev)
+		}
+		for cut := range len(buf) {
+			if DecodeEvent(buf[:cut], &got) == nil {
+				t.Fatalf("event %d cut to %d bytes decoded", i, cut)
+			}
+		}
+	}
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	ev := flashtest.Seqs(1, 3).StoreEvent(flash.Worker{ID: 1}, 0, 3, 0).WithParent(5)
+	f.Add(AppendEvent(nil, &ev))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ev flash.Event
+		if DecodeEvent(b, &ev) != nil {
+			return
+		}
+		if again := AppendEvent(nil, &ev); string(again) != string(b) {
+			t.Fatalf("decoded %+v, which encodes to %x, not %x", ev, again, b)
+		}
+	})
+}
