@@ -3,6 +3,7 @@ package scaleout
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 
 	"github.com/flashindexer/flashindexer/flash"
 )
@@ -40,7 +41,8 @@ func AppendEvent(dst []byte, ev *flash.Event) []byte {
 
 // DecodeEvent reads an event written by AppendEvent into ev, reusing the
 // capacity of its Blocks and Hashes. It returns ErrMalformed for anything
-// else, ev's contents then undefined.
+// else (a count in a longer form than the shortest too: an event has one
+// encoding), ev's contents then undefined.
 func DecodeEvent(b []byte, ev *flash.Event) error {
 	d := decoder{b: b}
 	if d.byte() != codecVersion {
@@ -90,9 +92,11 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+// uvarint reads a uvarint in its shortest form: an event has one
+// encoding.
 func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	if n <= 0 || n != (bits.Len64(v|1)+6)/7 {
 		d.bad = true
 		return 0
 	}

@@ -53,7 +53,7 @@ func NewRelay(js jetstream.JetStream, prefix string) *Relay {
 // sequence; a duplicate within the window returns the first copy's.
 func (r *Relay) Publish(ctx context.Context, id string, ev *flash.Event) (uint64, error) {
 	r.buf = AppendEvent(r.buf[:0], ev)
-	r.msg.Subject = r.prefix + "." + strconv.FormatUint(ev.Worker.ID, 10) + "." + strconv.FormatUint(uint64(ev.Worker.DPRank), 10)
+	r.msg.Subject = r.subject(ev)
 	r.msg.Data = r.buf
 	r.msg.Header.Set(jetstream.MsgIDHeader, id)
 	ack, err := r.js.PublishMsg(ctx, &r.msg)
@@ -61,4 +61,21 @@ func (r *Relay) Publish(ctx context.Context, id string, ev *flash.Event) (uint64
 		return 0, err
 	}
 	return ack.Sequence, nil
+}
+
+// PublishAsync publishes ev with message ID id without waiting for the
+// stream's acknowledgement (js.PublishAsyncComplete waits for them all);
+// the message has a copy of the event of its own.
+func (r *Relay) PublishAsync(id string, ev *flash.Event) (jetstream.PubAckFuture, error) {
+	m := &nats.Msg{
+		Subject: r.subject(ev),
+		Data:    AppendEvent(nil, ev),
+		Header:  nats.Header{jetstream.MsgIDHeader: []string{id}},
+	}
+	return r.js.PublishMsgAsync(m)
+}
+
+// subject is ev's worker's subject.
+func (r *Relay) subject(ev *flash.Event) string {
+	return r.prefix + "." + strconv.FormatUint(ev.Worker.ID, 10) + "." + strconv.FormatUint(uint64(ev.Worker.DPRank), 10)
 }

@@ -21,7 +21,7 @@ import (
 
 // startServer runs a JetStream server with file storage in dir, on port
 // (-1: any).
-func startServer(t *testing.T, dir string, port int) *server.Server {
+func startServer(t testing.TB, dir string, port int) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
 	if err != nil {
@@ -34,7 +34,7 @@ func startServer(t *testing.T, dir string, port int) *server.Server {
 	return s
 }
 
-func connect(t *testing.T, url string) jetstream.JetStream {
+func connect(t testing.TB, url string) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	if err != nil {
@@ -143,7 +143,7 @@ func waitCaughtUp(t *testing.T, reps ...*Replica) {
 	}
 }
 
-func runReplica(t *testing.T, r *Replica) context.CancelFunc {
+func runReplica(t testing.TB, r *Replica) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -156,7 +156,7 @@ func runReplica(t *testing.T, r *Replica) context.CancelFunc {
 	return cancel
 }
 
-func newStream(t *testing.T, js jetstream.JetStream, cfg jetstream.StreamConfig) {
+func newStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig) {
 	t.Helper()
 	if _, err := EnsureStream(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
