@@ -2,6 +2,7 @@ package scaleout
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,7 +13,15 @@ import (
 // without waiting for each acknowledgement) through JetStream on files into
 // one replica's index, drain-inclusive: the clock stops when the replica
 // has applied the last event. Server, relay and replica share the machine.
+// A message carries one event, or an engine batch of 16.
 func BenchmarkRelayToReplica(b *testing.B) {
+	for _, batch := range []int{1, 16} {
+		b.Run(fmt.Sprintf("events-per-msg=%d", batch), func(b *testing.B) { benchRelay(b, batch) })
+	}
+}
+
+func benchRelay(b *testing.B, batch int) {
+	var err error
 	s := startServer(b, b.TempDir(), -1)
 	defer s.Shutdown()
 	js := connect(b, s.ClientURL())
@@ -34,13 +43,18 @@ func BenchmarkRelayToReplica(b *testing.B) {
 		stop := runReplica(b, r)
 		relay := NewRelay(js, "kv"+name)
 		b.StartTimer()
-		for i := range wl.events {
-			if _, err := relay.PublishAsync(MsgID("engine", uint64(i), 0), &wl.events[i]); err != nil {
+		for i := 0; i < len(wl.events); i += batch {
+			if batch == 1 {
+				_, err = relay.PublishAsync(MsgID("engine", uint64(i), 0), &wl.events[i])
+			} else {
+				_, err = relay.PublishBatch(MsgID("engine", uint64(i), 0), wl.events[i:min(i+batch, len(wl.events))])
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		<-js.PublishAsyncComplete()
-		for r.Applied() < uint64(len(wl.events)) {
+		for r.Applied() < uint64((len(wl.events)+batch-1)/batch) {
 			time.Sleep(100 * time.Microsecond)
 		}
 		ix.Flush()

@@ -11,7 +11,12 @@ import (
 // ErrMalformed: a message that is not an event in this package's form.
 var ErrMalformed = errors.New("scaleout: malformed event message")
 
-const codecVersion = 1
+// The forms: one event, or a batch of events (one engine batch, one
+// message).
+const (
+	codecVersion = 1
+	batchVersion = 2
+)
 
 // AppendEvent appends ev's binary form to dst: a version byte, the kind,
 // the worker (ID and rank), the event ID, the parent (a flag and the hash),
@@ -123,4 +128,81 @@ func (d *decoder) count(size int) int {
 		return 0
 	}
 	return int(n)
+}
+
+// AppendBatch appends the binary form of a batch of events to dst: a
+// version byte, the count, then each event as AppendEvent writes it.
+func AppendBatch(dst []byte, evs []flash.Event) []byte {
+	dst = binary.AppendUvarint(append(dst, batchVersion), uint64(len(evs)))
+	for i := range evs {
+		dst = AppendEvent(dst, &evs[i])
+	}
+	return dst
+}
+
+// DecodeBatch calls f with each event of a message in either form (one
+// event, or a batch), decoded into ev, in order. It returns ErrMalformed,
+// having called f for none of them, if any does not decode.
+func DecodeBatch(b []byte, ev *flash.Event, f func(*flash.Event)) error {
+	if len(b) > 0 && b[0] == codecVersion {
+		if err := DecodeEvent(b, ev); err != nil {
+			return err
+		}
+		f(ev)
+		return nil
+	}
+	d := decoder{b: b}
+	if d.byte() != batchVersion {
+		return ErrMalformed
+	}
+	n := d.count(minEventSize)
+	if d.bad {
+		return ErrMalformed
+	}
+	// Check every event's extent first: a batch applies whole or not at all.
+	rest := d.b
+	for range n {
+		size := eventSize(rest)
+		if size <= 0 {
+			return ErrMalformed
+		}
+		rest = rest[size:]
+	}
+	if len(rest) != 0 {
+		return ErrMalformed
+	}
+	rest = d.b
+	for range n {
+		size := eventSize(rest)
+		if err := DecodeEvent(rest[:size], ev); err != nil {
+			return err
+		}
+		f(ev)
+		rest = rest[size:]
+	}
+	return nil
+}
+
+// minEventSize is the fewest bytes an event takes.
+const minEventSize = 8
+
+// eventSize returns the length of the event form b starts with, or 0.
+func eventSize(b []byte) int {
+	d := decoder{b: b}
+	if d.byte() != codecVersion {
+		return 0
+	}
+	d.byte()
+	d.uvarint()
+	d.uvarint()
+	d.uvarint()
+	if d.byte() == 1 {
+		d.word()
+	}
+	d.b = d.b[min(len(d.b), 16*d.count(16)):]
+	d.b = d.b[min(len(d.b), 8*d.count(8)):]
+	if d.bad {
+		return 0
+	}
+	return len(b) - len(d.b)
 }

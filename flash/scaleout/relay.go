@@ -79,3 +79,15 @@ func (r *Relay) PublishAsync(id string, ev *flash.Event) (jetstream.PubAckFuture
 func (r *Relay) subject(ev *flash.Event) string {
 	return r.prefix + "." + strconv.FormatUint(ev.Worker.ID, 10) + "." + strconv.FormatUint(uint64(ev.Worker.DPRank), 10)
 }
+
+// PublishBatch publishes the events of one engine batch as one message with
+// message ID id (MsgID with i = 0), on the first event's worker's subject,
+// without waiting for the stream's acknowledgement.
+func (r *Relay) PublishBatch(id string, evs []flash.Event) (jetstream.PubAckFuture, error) {
+	m := &nats.Msg{
+		Subject: r.subject(&evs[0]),
+		Data:    AppendBatch(nil, evs),
+		Header:  nats.Header{jetstream.MsgIDHeader: []string{id}},
+	}
+	return r.js.PublishMsgAsync(m)
+}

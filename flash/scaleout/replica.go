@@ -91,13 +91,15 @@ func (r *Replica) apply(seq uint64, data []byte) {
 	if seq <= r.applied.Load() {
 		return // delivered again after a reconnection
 	}
-	if DecodeEvent(data, &r.ev) != nil {
+	if DecodeBatch(data, &r.ev, r.applyEvent) != nil {
 		r.bad.Add(1)
-	} else {
-		_ = r.idx.Apply(r.ev) // rejections are counted in the index's Stats
 	}
 	r.applied.Store(seq)
 }
+
+// applyEvent applies one decoded event; rejections are counted in the
+// index's Stats.
+func (r *Replica) applyEvent(ev *flash.Event) { _ = r.idx.Apply(*ev) }
 
 // CaughtUp reports whether the replica applied every message the stream
 // held when asked.

@@ -336,3 +336,55 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+func TestCodec_Batch(t *testing.T) {
+	wl := newWorkload(100)
+	buf := AppendBatch(nil, wl.events[:40])
+	var got []string
+	var ev flash.Event
+	if err := DecodeBatch(buf, &ev, func(e *flash.Event) { got = append(got, fmt.Sprint(*e)) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 40 {
+		t.Fatalf("%d events, want 40", len(got))
+	}
+	for i, g := range got {
+		if g != fmt.Sprint(wl.events[i]) {
+			t.Fatalf("event %d: %s, want %v", i, g, wl.events[i])
+		}
+	}
+	for cut := range len(buf) {
+		calls := 0
+		if DecodeBatch(buf[:cut], &ev, func(*flash.Event) { calls++ }) == nil || calls != 0 {
+			t.Fatalf("a batch cut to %d bytes decoded (%d events applied)", cut, calls)
+		}
+	}
+}
+
+func FuzzDecodeBatch(f *testing.F) {
+	wl := newWorkload(5)
+	f.Add(AppendBatch(nil, wl.events))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var evs []flash.Event
+		var ev flash.Event
+		if DecodeBatch(b, &ev, func(e *flash.Event) {
+			c := *e
+			c.Blocks, c.Hashes = slices.Clone(e.Blocks), slices.Clone(e.Hashes)
+			evs = append(evs, c)
+		}) != nil {
+			if len(evs) != 0 {
+				t.Fatal("a refused batch applied events")
+			}
+			return
+		}
+		var again []byte
+		if len(b) > 0 && b[0] == codecVersion {
+			again = AppendEvent(nil, &evs[0])
+		} else {
+			again = AppendBatch(nil, evs)
+		}
+		if string(again) != string(b) {
+			t.Fatalf("decoded %d events that encode to %x, not %x", len(evs), again, b)
+		}
+	})
+}
