@@ -3,6 +3,7 @@ package scaleout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,4 +66,63 @@ func benchRelay(b *testing.B, batch int) {
 	}
 	b.ReportMetric(float64(b.N*blocks)/b.Elapsed().Seconds(), "blocks/s")
 	b.ReportMetric(float64(b.N*len(wl.events))/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkRelayLag: event lag from a relay's publish to the replica's
+// apply, p50 and p99, with engine batches of 16 events published at a
+// steady 1M blocks/s (about half what the pipeline carries here).
+func BenchmarkRelayLag(b *testing.B) {
+	const batch, rate = 16, 1e6 // events per message, blocks/s
+	s := startServer(b, b.TempDir(), -1)
+	defer s.Shutdown()
+	js := connect(b, s.ClientURL())
+	wl := newWorkload(8000)
+	var lags []time.Duration
+	round := 0
+	for b.Loop() {
+		name := fmt.Sprintf("LAG%d", round)
+		round++
+		newStream(b, js, StreamConfig(name, "lag"+name, 0, 0))
+		ix := flash.New(flash.WithWriters(1))
+		r := NewReplica(js, name, ix)
+		stop := runReplica(b, r)
+		relay := NewRelay(js, "lag"+name)
+		nmsg := (len(wl.events) + batch - 1) / batch
+		sent := make([]time.Time, nmsg)
+		done := make(chan struct{})
+		go func() { // when each message is applied
+			defer close(done)
+			for k := 0; k < nmsg; {
+				if a := int(r.Applied()); a > k {
+					now := time.Now()
+					for ; k < a; k++ {
+						lags = append(lags, now.Sub(sent[k]))
+					}
+					continue
+				}
+				time.Sleep(20 * time.Microsecond)
+			}
+		}()
+		start := time.Now()
+		blocks := 0
+		for k := range nmsg {
+			evs := wl.events[k*batch : min((k+1)*batch, len(wl.events))]
+			for _, ev := range evs {
+				blocks += len(ev.Blocks) + len(ev.Hashes)
+			}
+			if d := time.Until(start.Add(time.Duration(float64(blocks) / rate * 1e9))); d > 0 {
+				time.Sleep(d)
+			}
+			sent[k] = time.Now()
+			if _, err := relay.PublishBatch(MsgID("engine", uint64(k), 0), evs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		<-done
+		stop()
+		_ = ix.Close()
+	}
+	slices.Sort(lags)
+	b.ReportMetric(float64(lags[len(lags)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds()), "p99-µs")
 }
