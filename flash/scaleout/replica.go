@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -129,6 +130,24 @@ func (r *Replica) Snapshot(ctx context.Context, store jetstream.ObjectStore) (ui
 	}
 	_, err = store.Put(ctx, jetstream.ObjectMeta{Name: snapshotName, Metadata: map[string]string{seqKey: strconv.FormatUint(seq, 10)}}, &buf)
 	return seq, err
+}
+
+// SnapshotEvery takes a snapshot into store every period until ctx ends,
+// calling report (if not nil) with each one's sequence or error.
+func (r *Replica) SnapshotEvery(ctx context.Context, store jetstream.ObjectStore, period time.Duration, report func(seq uint64, err error)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		seq, err := r.Snapshot(ctx, store)
+		if report != nil {
+			report(seq, err)
+		}
+	}
 }
 
 // Restore loads the newest snapshot in store into the index and makes Run

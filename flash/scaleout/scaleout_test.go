@@ -209,9 +209,21 @@ func TestReplica_RestartFromSnapshot(t *testing.T) {
 	stop := runReplica(t, a)
 	publish(t, relay, wl.events[:1500], 0)
 	waitCaughtUp(t, a)
-	seq, err := a.Snapshot(ctx, store)
-	if err != nil || seq != 1500 {
-		t.Fatalf("snapshot at %d: %v", seq, err)
+	// Snapshots on a schedule: the first one taken covers the 1,500.
+	sctx, sstop := context.WithCancel(ctx)
+	taken := make(chan uint64, 1)
+	go a.SnapshotEvery(sctx, store, 10*time.Millisecond, func(seq uint64, err error) {
+		if err == nil {
+			select {
+			case taken <- seq:
+			default:
+			}
+		}
+	})
+	seq := <-taken
+	sstop()
+	if seq != 1500 {
+		t.Fatalf("snapshot at %d, want 1500", seq)
 	}
 	stop()
 	publish(t, relay, wl.events[1500:], 1500)
