@@ -7,6 +7,7 @@
 //
 //	curl -s localhost:8080/route -d '{"tokens":[1,2,3,...],"lora":""}'
 //	go run ./cmd/flashroute -fleet 1,2,3,4  # no events: route on predictions alone
+//	go run ./cmd/flashroute -nats nats://10.0.0.9:4222 -nats-snapshots snapshots  # a replica (flash/scaleout)
 //
 // With -predict (on by default when there is no -endpoint nor -demo), /route
 // records each routing decision as a prediction (flash.Predictor): the
@@ -42,6 +43,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -50,6 +53,7 @@ import (
 	"github.com/flashindexer/flashindexer/flash/kvevents"
 	"github.com/flashindexer/flashindexer/flash/kvevents/flashprom"
 	"github.com/flashindexer/flashindexer/flash/kvevents/kvtest"
+	"github.com/flashindexer/flashindexer/flash/scaleout"
 )
 
 type endpointList []kvevents.Endpoint
@@ -115,7 +119,15 @@ type config struct {
 	predict    string        // on, off, or auto: on without an event source
 	predictTTL time.Duration // 0: flash.DefaultPredictionTTL
 	fleet      []flash.Worker
+	nats       natsConfig
 	limits
+}
+
+// natsConfig makes flashroute a replica of a JetStream stream of events
+// (flash/scaleout): URL "" is none.
+type natsConfig struct {
+	url, stream, bucket string
+	every               time.Duration // snapshot period
 }
 
 // limits bound what /route holds at once: a request's tokens and body, the
@@ -155,6 +167,7 @@ type server struct {
 	ttl     time.Duration // of those predictions
 	fleet   []flash.Worker
 	next    atomic.Uint64 // the fleet's next worker in turn
+	replica *scaleout.Replica
 }
 
 type routeScratch struct {
@@ -185,7 +198,7 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 	case "on":
 		s.predict = true
 	case "", "auto":
-		s.predict = len(cfg.endpoints) == 0 && !cfg.demo
+		s.predict = len(cfg.endpoints) == 0 && !cfg.demo && cfg.nats.url == ""
 	case "off":
 	default:
 		return nil, fmt.Errorf("-predict %q: want on, off or auto", cfg.predict)
@@ -199,8 +212,14 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 		s.stop = append(s.stop, stop)
 		eps = append(eps, ep)
 	}
-	if len(eps) == 0 && (!s.predict || len(s.fleet) == 0) {
-		return nil, errors.New("no -endpoint, -demo, or -fleet to route on predictions")
+	if cfg.nats.url != "" {
+		if err := s.startReplica(cfg.nats, log); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	if len(eps) == 0 && s.replica == nil && (!s.predict || len(s.fleet) == 0) {
+		return nil, errors.New("no -endpoint, -demo, -nats, or -fleet to route on predictions")
 	}
 	for _, ep := range eps {
 		if err := s.sub.Subscribe(ep); err != nil {
@@ -324,6 +343,46 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// startReplica feeds the index from a JetStream stream: from the newest
+// snapshot in the bucket, if any, and then taking one every period.
+func (s *server) startReplica(c natsConfig, log *slog.Logger) error {
+	nc, err := nats.Connect(c.url, nats.MaxReconnects(-1))
+	if err != nil {
+		return fmt.Errorf("-nats: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = append(s.stop, func() { cancel(); nc.Close() })
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	s.replica = scaleout.NewReplica(js, c.stream, s.ix)
+	if c.bucket != "" {
+		store, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: c.bucket, Storage: jetstream.FileStorage})
+		if err != nil {
+			return fmt.Errorf("-nats-snapshots: %w", err)
+		}
+		switch err := s.replica.Restore(ctx, store); {
+		case err == nil:
+			log.Info("restored", "stream_seq", s.replica.Applied())
+		case !errors.Is(err, jetstream.ErrObjectNotFound):
+			return fmt.Errorf("restoring the newest snapshot: %w", err)
+		}
+		go s.replica.SnapshotEvery(ctx, store, c.every, func(seq uint64, err error) {
+			if err != nil {
+				log.Warn("snapshot", "err", err)
+			}
+		})
+	}
+	go func() {
+		if err := s.replica.Run(ctx); err != nil {
+			log.Error("replica", "err", err)
+		}
+	}()
+	log.Info("replica", "nats", c.url, "stream", c.stream, "from", s.replica.Applied()+1)
+	return nil
 }
 
 // choose returns the worker a request goes to: the client's, else the
@@ -461,6 +520,10 @@ func main() {
 	flag.BoolVar(&cfg.demo, "demo", false, "also run a built-in engine that publishes synthetic events on loopback")
 	flag.StringVar(&cfg.predict, "predict", "auto", "record each /route decision as a prediction: on, off, or auto (on when there is no -endpoint nor -demo)")
 	flag.DurationVar(&cfg.predictTTL, "predict-ttl", flash.DefaultPredictionTTL, "how long a recorded decision lasts")
+	flag.StringVar(&cfg.nats.url, "nats", "", "run as a replica of a JetStream stream of events (flash/scaleout): NATS URLs, comma-separated")
+	flag.StringVar(&cfg.nats.stream, "nats-stream", "KV", "the stream of events")
+	flag.StringVar(&cfg.nats.bucket, "nats-snapshots", "", "object-store bucket of snapshots: start from the newest, and take one every -snapshot-every")
+	flag.DurationVar(&cfg.nats.every, "snapshot-every", time.Minute, "snapshot period (keep the stream's messages longer)")
 	flag.Func("fleet", "workers /route may choose when nothing matches: ID[:RANK],... (needed to route on predictions alone)", func(v string) (err error) {
 		cfg.fleet, err = parseFleet(v)
 		return err

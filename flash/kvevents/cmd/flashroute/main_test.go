@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/scaleout"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -315,5 +320,64 @@ func TestParseFleet(t *testing.T) {
 		if _, err := parseFleet(bad); err == nil {
 			t.Errorf("parseFleet(%q) accepted", bad)
 		}
+	}
+}
+
+// With -nats, flashroute is a replica of a JetStream stream of events: an
+// event published to the stream by a relay reaches /route.
+func TestServer_NATSReplica(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := scaleout.EnsureStream(ctx, js, scaleout.StreamConfig("KV", "kv", 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newServer(config{blockSize: 16, nats: natsConfig{url: ns.ClientURL(), stream: "KV", bucket: "snapshots", every: time.Hour}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	h := httptest.NewServer(s.mux)
+	defer h.Close()
+
+	tokens := make([]uint32, 16*4)
+	for i := range tokens {
+		tokens[i] = uint32(7 * i)
+	}
+	var q flash.Query
+	flash.NewTokenHasher(16, "").Query(&q, tokens)
+	blocks := make([]flash.Block, len(q.Locals))
+	for i, l := range q.Locals {
+		blocks[i] = flash.Block{Hash: flash.ExternalHash(q.Seqs[i]), Local: l}
+	}
+	ev := flash.StoredEvent(flash.Worker{ID: 5}, blocks...)
+	if _, err := scaleout.NewRelay(js, "kv").Publish(ctx, scaleout.MsgID("engine", 0, 0), &ev); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(routeRequest{Tokens: tokens})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, out := post(t, h.URL, string(body))
+		var resp routeResponse
+		if json.Unmarshal([]byte(out), &resp) == nil && len(resp.Matches) == 1 && resp.Matches[0].Worker == 5 && resp.Matches[0].Depth == 4 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream's event never reached /route: %s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
