@@ -1,11 +1,15 @@
 package scaleout
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -77,6 +81,90 @@ func newWorkload(n int) workload {
 	}
 	for _, p := range prompts {
 		wl.queries = append(wl.queries, flash.Query{Locals: p})
+	}
+	return wl
+}
+
+// traceWorkload replays the first n requests of the Mooncake conversation
+// trace (bench/trace's copy): request i goes to worker i mod 16, which
+// stores the blocks it lacks (one per trace hash id) under the last one it
+// holds, and evicts random blocks, mid-chain ones too, past 2,048. The
+// queries are the requests' prompts.
+func traceWorkload(t testing.TB, n int) workload {
+	f, err := os.Open("../../bench/trace/data/conversation_trace.jsonl.gz")
+	if err != nil {
+		t.Skipf("the trace: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, capacity = 16, 2048
+	type cache struct {
+		held map[flash.ExternalHash]bool
+		list []flash.ExternalHash
+	}
+	caches := make([]cache, workers)
+	for i := range caches {
+		caches[i].held = map[flash.ExternalHash]bool{}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	var wl workload
+	ids := map[flash.Worker]uint64{}
+	emit := func(ev flash.Event) {
+		ev.ID = ids[ev.Worker]
+		ids[ev.Worker]++
+		wl.events = append(wl.events, ev)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for i := 0; i < n && sc.Scan(); i++ {
+		var req struct {
+			HashIDs []uint64 `json:"hash_ids"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			t.Fatal(err)
+		}
+		locals := make([]flash.LocalHash, len(req.HashIDs))
+		for j, id := range req.HashIDs {
+			locals[j] = flash.LocalHash(id*0x9E3779B97F4A7C15 + 1)
+		}
+		seqs := flash.ChainLocals(nil, locals)
+		wl.queries = append(wl.queries, flash.Query{Locals: locals})
+		w := flash.Worker{ID: uint64(i % workers)}
+		c := &caches[w.ID]
+		have := 0
+		for have < len(seqs) && c.held[flash.ExternalHash(seqs[have])] {
+			have++
+		}
+		if have == len(seqs) {
+			continue
+		}
+		var blocks []flash.Block
+		for j := have; j < len(seqs); j++ {
+			h := flash.ExternalHash(seqs[j])
+			blocks = append(blocks, flash.Block{Hash: h, Local: locals[j]})
+			c.held[h] = true
+			c.list = append(c.list, h)
+		}
+		ev := flash.StoredEvent(w, blocks...)
+		if have > 0 {
+			ev = ev.WithParent(flash.ExternalHash(seqs[have-1]))
+		}
+		emit(ev)
+		var gone []flash.ExternalHash
+		for len(c.list) > capacity {
+			k := r.IntN(len(c.list))
+			h := c.list[k]
+			c.list[k] = c.list[len(c.list)-1]
+			c.list = c.list[:len(c.list)-1]
+			delete(c.held, h)
+			gone = append(gone, h)
+		}
+		if len(gone) > 0 {
+			emit(flash.RemovedEvent(w, gone...))
+		}
 	}
 	return wl
 }
@@ -170,7 +258,12 @@ func TestReplicas_AgreeWithDirect(t *testing.T) {
 	defer s.Shutdown()
 	js := connect(t, s.ClientURL())
 	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
-	wl := newWorkload(3000)
+	wl := traceWorkload(t, 3000)
+	stored, removed := 0, 0
+	for _, ev := range wl.events {
+		stored, removed = stored+len(ev.Blocks), removed+len(ev.Hashes)
+	}
+	t.Logf("%d events of the trace's first 3,000 requests: %d blocks stored, %d evicted", len(wl.events), stored, removed)
 	var reps []*Replica
 	for range 3 {
 		ix := flash.New(flash.WithWriters(1))
@@ -201,15 +294,16 @@ func TestReplica_RestartFromSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl := newWorkload(3000)
+	wl := traceWorkload(t, 3000)
+	half := len(wl.events) / 2
 	relay := NewRelay(js, "kv")
 	first := flash.New(flash.WithWriters(1))
 	defer first.Close()
 	a := NewReplica(js, "KV", first)
 	stop := runReplica(t, a)
-	publish(t, relay, wl.events[:1500], 0)
+	publish(t, relay, wl.events[:half], 0)
 	waitCaughtUp(t, a)
-	// Snapshots on a schedule: the first one taken covers the 1,500.
+	// Snapshots on a schedule: the first one taken covers the first half.
 	sctx, sstop := context.WithCancel(ctx)
 	taken := make(chan uint64, 1)
 	go a.SnapshotEvery(sctx, store, 10*time.Millisecond, func(seq uint64, err error) {
@@ -222,11 +316,11 @@ func TestReplica_RestartFromSnapshot(t *testing.T) {
 	})
 	seq := <-taken
 	sstop()
-	if seq != 1500 {
-		t.Fatalf("snapshot at %d, want 1500", seq)
+	if seq != uint64(half) {
+		t.Fatalf("snapshot at %d, want %d", seq, half)
 	}
 	stop()
-	publish(t, relay, wl.events[1500:], 1500)
+	publish(t, relay, wl.events[half:], half)
 
 	second := flash.New(flash.WithWriters(1))
 	defer second.Close()
