@@ -65,7 +65,9 @@ type stream struct {
 	c        *counters
 	log      *slog.Logger
 	onResync func(Resync)
-	replay   replayFunc // nil: the endpoint offers no replay
+	forward  func(*Forwarded) // nil: apply to ix
+	fwd      Forwarded        // the batch being forwarded
+	replay   replayFunc       // nil: the endpoint offers no replay
 
 	tr       *Translator
 	batch    Batch
@@ -206,15 +208,17 @@ func (s *stream) resync(reason ResyncReason, from, to uint64) {
 		s.log.Warn("kvevents: batches lost, workers cleared", "endpoint", s.ep.Addr, "reason", reason.String(), "from", from, "to", to)
 	}
 	var cleared []flash.Worker
+	s.startForward(from, true)
 	for _, r := range s.ranks {
 		w := flash.Worker{ID: s.worker, DPRank: r}
-		if err := s.ix.Apply(flash.ClearedEvent(w)); err != nil {
+		if err := s.emit(flash.ClearedEvent(w)); err != nil {
 			s.c.applyErrors.Add(1)
 			continue
 		}
 		s.c.events.Add(1)
 		cleared = append(cleared, w)
 	}
+	s.endForward()
 	if s.onResync != nil {
 		s.onResync(Resync{Endpoint: s.ep.Addr, Reason: reason, From: from, To: to, Cleared: cleared})
 	}
@@ -241,6 +245,8 @@ func (s *stream) apply(seq uint64, payload []byte) {
 	}
 	w := flash.Worker{ID: s.worker, DPRank: rank}
 	s.c.unknown.Add(uint64(s.batch.Unknown))
+	s.startForward(seq, false)
+	defer s.endForward()
 	for i := range s.batch.Events {
 		e := &s.batch.Events[i]
 		if !e.OnGPU() {
@@ -255,11 +261,41 @@ func (s *stream) apply(seq uint64, payload []byte) {
 		if !ok {
 			continue
 		}
-		if err := s.ix.Apply(ev); err != nil {
+		if err := s.emit(ev); err != nil {
 			s.c.applyErrors.Add(1)
 			continue
 		}
 		s.c.events.Add(1)
 	}
 	s.c.batches.Add(1)
+}
+
+// emit applies ev to the index, or adds a copy of it to the batch being
+// forwarded.
+func (s *stream) emit(ev flash.Event) error {
+	if s.forward == nil {
+		return s.ix.Apply(ev)
+	}
+	ev.Blocks, ev.Hashes = slices.Clone(ev.Blocks), slices.Clone(ev.Hashes)
+	s.fwd.Events = append(s.fwd.Events, ev)
+	return nil
+}
+
+// startForward begins a forwarded batch; endForward hands it over, if it
+// has events.
+func (s *stream) startForward(seq uint64, resync bool) {
+	if s.forward != nil {
+		s.fwd = Forwarded{Endpoint: s.ep.Addr, Seq: seq, Resync: resync, Events: s.fwd.Events[:0]}
+		if !resync {
+			s.fwd.TS = s.batch.TS
+		}
+	}
+}
+
+func (s *stream) endForward() {
+	if s.forward != nil && len(s.fwd.Events) > 0 {
+		s.forward(&s.fwd)
+		clear(s.fwd.Events)
+		s.fwd.Events = s.fwd.Events[:0]
+	}
 }

@@ -100,6 +100,7 @@ type settings struct {
 	dialTimeout   time.Duration
 	replayTimeout time.Duration
 	onResync      func(Resync)
+	forward       func(*Forwarded)
 	log           *slog.Logger
 }
 
@@ -127,6 +128,26 @@ func WithReplayTimeout(d time.Duration) Option { return func(s *settings) { s.re
 // WithResyncHandler sets a function called, on the endpoint's goroutine,
 // whenever a stream's workers are cleared (see ResyncReason).
 func WithResyncHandler(f func(Resync)) Option { return func(s *settings) { s.onResync = f } }
+
+// Forwarded is one engine batch's translated events, as a stream would
+// apply them: its endpoint, the engine's sequence number and timestamp of
+// the batch (which name it across replays and apart from the batches of an
+// engine's earlier run), or for a resync's Cleared events the first
+// sequence number lost.
+type Forwarded struct {
+	Endpoint string
+	Seq      uint64
+	TS       float64
+	Resync   bool
+	Events   []flash.Event // valid during the call only
+}
+
+// WithForward hands each endpoint's translated events to f, a batch at a
+// time, instead of applying them to the index: a relay to a stream of
+// events (flash/scaleout) uses it, naming each message by endpoint and
+// sequence. f runs on the endpoint's goroutine. Unsubscribe still removes
+// the endpoint's worker from the index.
+func WithForward(f func(*Forwarded)) Option { return func(s *settings) { s.forward = f } }
 
 // WithLogger sets where connection changes and dropped input are logged
 // (default slog.Default()).
@@ -206,7 +227,7 @@ func (s *Subscriber) Subscribe(ep Endpoint) error {
 	ctx, cancel := context.WithCancel(s.ctx)
 	st := &stream{
 		ep: ep, worker: ep.WorkerID(), ix: s.ix, c: &s.c, log: s.set.log,
-		onResync: s.set.onResync, tr: NewTranslator(s.set.blockSize),
+		onResync: s.set.onResync, forward: s.set.forward, tr: NewTranslator(s.set.blockSize),
 	}
 	if ep.Replay != "" {
 		st.replay = s.replayer(ctx, ep.Replay)

@@ -2,6 +2,7 @@ package scaleout
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
@@ -90,4 +91,21 @@ func (r *Relay) PublishBatch(id string, evs []flash.Event) (jetstream.PubAckFutu
 		Header:  nats.Header{jetstream.MsgIDHeader: []string{id}},
 	}
 	return r.js.PublishMsgAsync(m)
+}
+
+// Forward publishes one engine batch (as flash/kvevents' WithForward hands
+// them over) as one message and waits for the stream's acknowledgement. A
+// batch is named by its endpoint, sequence number and engine timestamp, so
+// the same batch published again (a relay that restarted and replays) is
+// kept once, while an engine that restarted, numbering from 0 again, is
+// not taken for a duplicate; a resync's Cleared events (harmless twice)
+// carry no name.
+func (r *Relay) Forward(ctx context.Context, endpoint string, seq uint64, ts float64, resync bool, evs []flash.Event) error {
+	m := &nats.Msg{Subject: r.subject(&evs[0]), Data: AppendBatch(r.buf[:0], evs), Header: nats.Header{}}
+	if !resync {
+		m.Header.Set(jetstream.MsgIDHeader, MsgID(endpoint+"@"+strconv.FormatUint(math.Float64bits(ts), 16), seq, 0))
+	}
+	_, err := r.js.PublishMsg(ctx, m)
+	r.buf = m.Data
+	return err
 }

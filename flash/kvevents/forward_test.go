@@ -1,0 +1,108 @@
+package kvevents
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/scaleout"
+)
+
+// An engine's events through a relay (WithForward into scaleout's Relay),
+// JetStream and a replica reach the replica's index as they reach the
+// model; a relay that restarts and replays the engine's history from 0
+// publishes nothing twice.
+func TestForward_ThroughJetStream(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := scaleout.EnsureStream(ctx, js, scaleout.StreamConfig("KV", "kv", 0, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rng := rand.New(rand.NewPCG(9, 10))
+	wl := newWorkload(rng, 20)
+	m := newModel()
+	s := newSource(t, wl, true, Endpoint{Worker: 11}, 2, 41, func(r int) (any, bool) { return r, false })
+	send := func(n int) {
+		for range n {
+			payload, _, want := s.batch()
+			if _, err := s.pub.Send(payload); err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range want {
+				_ = m.Apply(ev)
+			}
+		}
+	}
+	send(30) // history, before the relay listens
+
+	ix := flash.New(flash.WithBlockSize(testBlock), flash.WithWriters(1))
+	defer ix.Close()
+	rep := scaleout.NewReplica(js, "KV", ix)
+	go func() { _ = rep.Run(ctx) }()
+
+	relay := func() *Subscriber {
+		r := scaleout.NewRelay(js, "kv")
+		local := flash.New(flash.WithBlockSize(testBlock), flash.WithWriters(0))
+		t.Cleanup(func() { _ = local.Close() })
+		sub := New(local, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), WithForward(func(f *Forwarded) {
+			if err := r.Forward(ctx, f.Endpoint, f.Seq, f.TS, f.Resync, f.Events); err != nil {
+				t.Errorf("forward: %v", err)
+			}
+		}))
+		if err := sub.Subscribe(s.ep); err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	sub := relay()
+	send(30) // live
+	eventually(t, 10*time.Second, "the replica caught up", func() string {
+		ix.Flush()
+		return compare(ix, m, wl, s.workers)
+	})
+	if matched(m, wl) == 0 {
+		t.Fatal("no prompt matches: the comparison shows nothing")
+	}
+	info, _ := stream.Info(ctx)
+	msgs := info.State.Msgs
+
+	// The relay restarts: the new one replays the engine's history from 0.
+	_ = sub.Close()
+	sub = relay()
+	defer sub.Close()
+	time.Sleep(200 * time.Millisecond) // the replay is forwarded
+	send(10)
+	eventually(t, 10*time.Second, "the replica caught up again", func() string {
+		ix.Flush()
+		return compare(ix, m, wl, s.workers)
+	})
+	info, _ = stream.Info(ctx)
+	if info.State.Msgs != msgs+10 {
+		t.Fatalf("the stream holds %d messages after 10 more batches, was %d: the replay was published again", info.State.Msgs, msgs)
+	}
+}
