@@ -338,18 +338,28 @@ func (ln *lane) removeWorker(id uint64) {
 	}
 }
 
+// worker returns w's state, making it with a slot if w has none (fresh).
+func (ln *lane) worker(w Worker) (ws *worker.State, fresh bool, err error) {
+	if ws = ln.workers[w]; ws != nil {
+		return ws, false, nil
+	}
+	slot, err := ln.s.intern(w)
+	if err != nil {
+		return nil, false, err
+	}
+	ws = ln.own.New(w.ID, w.DPRank, slot)
+	ln.workers[w] = ws
+	return ws, true, nil
+}
+
 // restoreWorker replaces one worker's state. The caller owns the lane.
 func (ln *lane) restoreWorker(sw snapshot.Worker) error {
 	w := Worker{ID: sw.ID, DPRank: sw.Rank}
-	ws := ln.workers[w]
-	if ws == nil {
-		slot, err := ln.s.intern(w)
-		if err != nil {
-			return err
-		}
-		ws = ln.own.New(w.ID, w.DPRank, slot)
-		ln.workers[w] = ws
-	} else {
+	ws, fresh, err := ln.worker(w)
+	if err != nil {
+		return err
+	}
+	if !fresh {
 		ln.dropAll(w, ws.Slot)
 		ln.own.Clear(ws)
 	}

@@ -140,14 +140,9 @@ func (p *preds) find(pos uint32, seq uint64) (uint32, bool) {
 // the order of their calls, each at its call's time, as if at once.
 func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error {
 	ln.expire(now)
-	ws := ln.workers[w]
-	if ws == nil {
-		slot, err := ln.s.intern(w)
-		if err != nil {
-			return err
-		}
-		ws = ln.own.New(w.ID, w.DPRank, slot)
-		ln.workers[w] = ws
+	ws, _, err := ln.worker(w)
+	if err != nil {
+		return err
 	}
 	p := ln.preds[w]
 	if p == nil {
