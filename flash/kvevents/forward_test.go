@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/scaleout"
+	"github.com/flashindexer/flashindexer/flash/scaleout/natstest"
 )
 
 // An engine's events through a relay (WithForward into scaleout's Relay),
@@ -21,21 +18,8 @@ import (
 // model; a relay that restarts and replays the engine's history from 0
 // publishes nothing twice.
 func TestForward_ThroughJetStream(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server did not start")
-	}
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	ns := natstest.Server(t, t.TempDir(), -1)
+	js := natstest.Connect(t, ns.ClientURL())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream, err := scaleout.EnsureStream(ctx, js, scaleout.StreamConfig("KV", "kv", 0, time.Hour))

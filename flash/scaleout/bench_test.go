@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/scaleout/natstest"
 )
 
 // BenchmarkRelayToReplica: blocks per second from a relay (publishing
@@ -23,9 +24,8 @@ func BenchmarkRelayToReplica(b *testing.B) {
 
 func benchRelay(b *testing.B, batch int) {
 	var err error
-	s := startServer(b, b.TempDir(), -1)
-	defer s.Shutdown()
-	js := connect(b, s.ClientURL())
+	s := natstest.Server(b, b.TempDir(), -1)
+	js := natstest.Connect(b, s.ClientURL())
 	wl := newWorkload(4000)
 	blocks := 0
 	for _, ev := range wl.events {
@@ -73,9 +73,8 @@ func benchRelay(b *testing.B, batch int) {
 // steady 1M blocks/s (about half what the pipeline carries here).
 func BenchmarkRelayLag(b *testing.B) {
 	const batch, rate = 16, 1e6 // events per message, blocks/s
-	s := startServer(b, b.TempDir(), -1)
-	defer s.Shutdown()
-	js := connect(b, s.ClientURL())
+	s := natstest.Server(b, b.TempDir(), -1)
+	js := natstest.Connect(b, s.ClientURL())
 	wl := newWorkload(8000)
 	var lags []time.Duration
 	round := 0

@@ -15,42 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/flash/scaleout/natstest"
 )
-
-// startServer runs a JetStream server with file storage in dir, on port
-// (-1: any).
-func startServer(t testing.TB, dir string, port int) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server did not start")
-	}
-	return s
-}
-
-func connect(t testing.TB, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
 
 // workload is a replay of stores and removals (mid-chain ones too) over
 // prompts sharing prefixes, by eight workers, each worker's events
@@ -254,9 +224,8 @@ func newStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig)
 // Three replicas fed from one stream answer every query exactly as one
 // index fed the events directly.
 func TestReplicas_AgreeWithDirect(t *testing.T) {
-	s := startServer(t, t.TempDir(), -1)
-	defer s.Shutdown()
-	js := connect(t, s.ClientURL())
+	s := natstest.Server(t, t.TempDir(), -1)
+	js := natstest.Connect(t, s.ClientURL())
 	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
 	wl := traceWorkload(t, 3000)
 	stored, removed := 0, 0
@@ -285,10 +254,9 @@ func TestReplicas_AgreeWithDirect(t *testing.T) {
 // A replica stopped mid-stream and a new one started from its snapshot
 // catch up with the stream and answer like the direct index.
 func TestReplica_RestartFromSnapshot(t *testing.T) {
-	s := startServer(t, t.TempDir(), -1)
-	defer s.Shutdown()
+	s := natstest.Server(t, t.TempDir(), -1)
 	ctx := context.Background()
-	js := connect(t, s.ClientURL())
+	js := natstest.Connect(t, s.ClientURL())
 	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
 	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots", Storage: jetstream.FileStorage})
 	if err != nil {
@@ -342,9 +310,9 @@ func TestReplica_RestartFromSnapshot(t *testing.T) {
 // none applied twice, which the index's event ids show.
 func TestReplica_ServerRestart(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir, -1)
+	s := natstest.Server(t, dir, -1)
 	url, port := s.ClientURL(), s.Addr().(*net.TCPAddr).Port
-	js := connect(t, url)
+	js := natstest.Connect(t, url)
 	newStream(t, js, StreamConfig("KV", "kv", 0, time.Hour))
 	wl := newWorkload(2000)
 	var reported atomic.Int64 // gaps and restarts, as the index reports them
@@ -357,14 +325,22 @@ func TestReplica_ServerRestart(t *testing.T) {
 	waitCaughtUp(t, r)
 	s.Shutdown()
 	s.WaitForShutdown()
-	s = startServer(t, dir, port)
-	defer s.Shutdown()
+	natstest.Server(t, dir, port)           // again, on the same port and files
 	publish(t, relay, wl.events[800:], 800) // the relay restarted at 800: 200 duplicates
 	waitCaughtUp(t, r)
+	wl.exactlyOnce(t, r, ix, &reported)
+}
+
+// exactlyOnce checks that the replica applied every event of wl once: as
+// many messages as events, no gap nor restart in the index's event ids
+// (reported counts those WithEventIDs reported), every query as the
+// direct index answers it.
+func (wl workload) exactlyOnce(t *testing.T, r *Replica, ix *flash.Indexer, reported *atomic.Int64) {
+	t.Helper()
 	ix.Flush()
 	st := ix.Stats()
-	if r.Applied() != 2000 || st.EventGaps != 0 || st.EventRestarts != 0 || reported.Load() != 0 {
-		t.Fatalf("applied %d of 2000; gaps %d, restarts %d", r.Applied(), st.EventGaps, st.EventRestarts)
+	if r.Applied() != uint64(len(wl.events)) || st.EventGaps != 0 || st.EventRestarts != 0 || reported.Load() != 0 {
+		t.Fatalf("applied %d of %d; gaps %d, restarts %d", r.Applied(), len(wl.events), st.EventGaps, st.EventRestarts)
 	}
 	if d := wl.differences(ix, wl.direct(t)); d != 0 {
 		t.Fatalf("%d of %d queries differ", d, len(wl.queries))
@@ -374,10 +350,9 @@ func TestReplica_ServerRestart(t *testing.T) {
 // A snapshot older than what the stream keeps is refused with
 // ErrSnapshotTooOld, and the index is left alone.
 func TestReplica_SnapshotTooOld(t *testing.T) {
-	s := startServer(t, t.TempDir(), -1)
-	defer s.Shutdown()
+	s := natstest.Server(t, t.TempDir(), -1)
 	ctx := context.Background()
-	js := connect(t, s.ClientURL())
+	js := natstest.Connect(t, s.ClientURL())
 	cfg := StreamConfig("KV", "kv", 0, 0)
 	cfg.MaxMsgs = 100
 	newStream(t, js, cfg)

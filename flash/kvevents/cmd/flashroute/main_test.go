@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/scaleout"
-	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/flashindexer/flashindexer/flash/scaleout/natstest"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -326,21 +324,8 @@ func TestParseFleet(t *testing.T) {
 // With -nats, flashroute is a replica of a JetStream stream of events: an
 // event published to the stream by a relay reaches /route.
 func TestServer_NATSReplica(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server did not start")
-	}
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	ns := natstest.Server(t, t.TempDir(), -1)
+	js := natstest.Connect(t, ns.ClientURL())
 	ctx := context.Background()
 	if _, err := scaleout.EnsureStream(ctx, js, scaleout.StreamConfig("KV", "kv", 0, 0)); err != nil {
 		t.Fatal(err)
