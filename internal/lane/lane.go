@@ -260,8 +260,12 @@ func (ln *lane) apply(ev *Event) error {
 			ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)))
 			break
 		}
+		p := ln.preds[ev.Worker]
+		ln.own.TrackGone = p != nil && p.len() > 0
 		removed := ln.own.Remove(ws, ev.Hashes)
-		ln.dropGone(ev.Worker, ws.Slot)
+		if ln.own.TrackGone {
+			ln.dropGone(p, ws.Slot)
+		}
 		ln.counters.add(BlocksRemoved, uint64(removed))
 		ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)-removed))
 	case Cleared:

@@ -208,14 +208,12 @@ func (ln *lane) dropTree(p *preds, slot int, i uint32) {
 	ln.pstack = st
 }
 
-// dropGone drops the predictions of the contents that w's last Remove
-// took away, and of every predicted block below them.
-func (ln *lane) dropGone(w Worker, slot int) {
-	if p := ln.preds[w]; p != nil && p.len() > 0 {
-		for _, c := range ln.own.Gone {
-			if ni, ok := p.find(c.Pos, c.Seq); ok {
-				ln.dropTree(p, slot, ni)
-			}
+// dropGone drops the predictions of the contents that the last Remove
+// took from the worker of p, and of every predicted block below them.
+func (ln *lane) dropGone(p *preds, slot int) {
+	for _, c := range ln.own.Gone {
+		if ni, ok := p.find(c.Pos, c.Seq); ok {
+			ln.dropTree(p, slot, ni)
 		}
 	}
 	ln.own.Gone = ln.own.Gone[:0]

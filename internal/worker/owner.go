@@ -35,9 +35,11 @@ type Owner struct {
 	K0, K1 uint64 // keys of the private maps' hash
 	// Hint returns a new worker's capacity hint in blocks (nil: none).
 	Hint func(id uint64, rank uint32) int
-	// Gone lists the contents that Remove took from their worker (no
-	// engine id names them any more), for the caller to read and reset.
-	Gone []Content
+	// With TrackGone set, Remove lists in Gone the contents it took from
+	// their worker (no engine id names them any more), for the caller to
+	// read and reset.
+	TrackGone bool
+	Gone      []Content
 
 	pending []pendingBlock // one event's validated blocks
 	pos     int            // the validated event's first position

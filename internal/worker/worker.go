@@ -454,7 +454,9 @@ func (o *Owner) Remove(ws *State, hashes []uint64) (removed int) {
 		if n.refs() > 0 {
 			continue
 		}
-		o.Gone = append(o.Gone, Content{n.pos, n.seq})
+		if o.TrackGone {
+			o.Gone = append(o.Gone, Content{n.pos, n.seq})
+		}
 		if n.kids != 0 {
 			// It stays as a ghost, and its held descendants lose their
 			// attachment: the worker is no longer simple.
