@@ -159,12 +159,16 @@ func DecodeBatch(b []byte, ev *flash.Event, f func(*flash.Event)) error {
 	if d.bad {
 		return ErrMalformed
 	}
-	// Check every event's extent first: a batch applies whole or not at all.
+	// Decode every event first: a batch applies whole or not at all, so an
+	// event that does not decode must be found before f sees any.
 	rest := d.b
 	for range n {
 		size := eventSize(rest)
 		if size <= 0 {
 			return ErrMalformed
+		}
+		if err := DecodeEvent(rest[:size], ev); err != nil {
+			return err
 		}
 		rest = rest[size:]
 	}
@@ -174,9 +178,7 @@ func DecodeBatch(b []byte, ev *flash.Event, f func(*flash.Event)) error {
 	rest = d.b
 	for range n {
 		size := eventSize(rest)
-		if err := DecodeEvent(rest[:size], ev); err != nil {
-			return err
-		}
+		_ = DecodeEvent(rest[:size], ev) // decoded above
 		f(ev)
 		rest = rest[size:]
 	}
