@@ -33,10 +33,10 @@ func Probes(m *Map, pos int, key uint64) int {
 // holds key at pos, and the line of key's slot when its lookup reads one
 // bucket (else 0).
 func PrefetchAddrs(m *Map, pos int, key uint64) (table, bucket, wantTable, wantBucket uintptr) {
-	if t, _ := m.hotTable(pos, key); t != nil {
+	if t := m.hotTable(pos, m.hash(key)); t != nil {
 		table = uintptr(unsafe.Pointer(t))
 	}
-	bucket = m.bucketAddr(pos, key)
+	bucket = m.bucketAddr(pos, m.hash(key))
 	d := m.dir.Load()
 	if pos >= len(d.levels) {
 		return

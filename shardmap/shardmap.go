@@ -460,7 +460,20 @@ func (m *Map) ExclusiveInto(l *Locked, pos int, key uint64) {
 // is one probe and at most two stores, with no Locked to fill. mask must
 // not be 0.
 func (m *Map) ExclusiveOr(pos int, key, mask uint64) uint64 {
-	h := m.hash(key)
+	return m.ExclusiveOrKey(pos, m.Key(key), mask)
+}
+
+// Key is a key with its slot hash under one map's secret (Map.Key), for a
+// writer that names one key in several calls (prefetches, then the write):
+// each call of a method that takes a Key skips hashing it again.
+type Key struct{ K, H uint64 }
+
+// Key returns key with its slot hash in m.
+func (m *Map) Key(key uint64) Key { return Key{key, m.hash(key)} }
+
+// ExclusiveOrKey is ExclusiveOr of k, which m.Key made.
+func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
+	key, h := k.K, k.H
 	var tab *atomic.Pointer[table]
 	if uint(pos) < hotPositions {
 		if d := m.dir.Load(); pos >= len(d.levels) {
@@ -689,38 +702,37 @@ func (m *Map) Stats() Stats {
 	return s
 }
 
-// PrefetchTable asks the CPU for the header of the table that holds key at
+// PrefetchTable asks the CPU for the header of the table that holds k at
 // pos, so that a PrefetchBucket or Lock of it soon after finds it in cache.
 // It reads nothing itself and changes nothing.
-func (m *Map) PrefetchTable(pos int, key uint64) {
-	if t, _ := m.hotTable(pos, key); t != nil {
+func (m *Map) PrefetchTable(pos int, k Key) {
+	if t := m.hotTable(pos, k.H); t != nil {
 		order.Prefetch(uintptr(unsafe.Pointer(t)))
 	}
 }
 
-// bucketAddr is the address of the bucket where key at pos is probed first,
-// or 0 (no table, or past the inline positions).
-func (m *Map) bucketAddr(pos int, key uint64) uintptr {
-	if t, h := m.hotTable(pos, key); t != nil {
+// bucketAddr is the address of the bucket where a key of hash h at pos is
+// probed first, or 0 (no table, or past the inline positions).
+func (m *Map) bucketAddr(pos int, h uint64) uintptr {
+	if t := m.hotTable(pos, h); t != nil {
 		return uintptr(t.base) + uintptr(t.home(h)*16*bucketSlots)
 	}
 	return 0
 }
 
-// PrefetchBucket asks the CPU for the bucket where key at pos is probed
+// PrefetchBucket asks the CPU for the bucket where k at pos is probed
 // first.
-func (m *Map) PrefetchBucket(pos int, key uint64) {
-	if a := m.bucketAddr(pos, key); a != 0 {
+func (m *Map) PrefetchBucket(pos int, k Key) {
+	if a := m.bucketAddr(pos, k.H); a != 0 {
 		order.Prefetch(a)
 	}
 }
 
-// hotTable returns the table of key at pos and key's hash; no table past
-// the inline positions (prefetching there would cost the directory's loads).
-func (m *Map) hotTable(pos int, key uint64) (*table, uint64) {
+// hotTable returns the table of a key of hash h at pos; no table past the
+// inline positions (prefetching there would cost the directory's loads).
+func (m *Map) hotTable(pos int, h uint64) *table {
 	if uint(pos) >= hotPositions {
-		return nil, 0
+		return nil
 	}
-	h := m.hash(key)
-	return m.hotTab(pos, h).Load(), h
+	return m.hotTab(pos, h).Load()
 }

@@ -340,19 +340,19 @@ func TestMap_ReplacedTablesFreed(t *testing.T) {
 func TestPrefetch_ChangesNothing(t *testing.T) {
 	m := shardmap.New()
 	for _, pos := range []int{0, 1, 1023, 1024, 1031} { // either side of the inline positions
-		m.PrefetchTable(pos, 0)
-		m.PrefetchBucket(pos, 0)
-		m.PrefetchTable(pos, 42)
-		m.PrefetchBucket(pos, 42)
+		m.PrefetchTable(pos, m.Key(0))
+		m.PrefetchBucket(pos, m.Key(0))
+		m.PrefetchTable(pos, m.Key(42))
+		m.PrefetchBucket(pos, m.Key(42))
 	}
 	for k := uint64(1); k <= 100; k++ {
-		m.PrefetchTable(int(k%3), k)
-		m.PrefetchBucket(int(k%3), k)
+		m.PrefetchTable(int(k%3), m.Key(k))
+		m.PrefetchBucket(int(k%3), m.Key(k))
 		put(m, int(k%3), k, k*7)
 	}
 	for k := uint64(1); k <= 100; k++ {
-		m.PrefetchTable(int(k%3), k)
-		m.PrefetchBucket(int(k%3), k)
+		m.PrefetchTable(int(k%3), m.Key(k))
+		m.PrefetchBucket(int(k%3), m.Key(k))
 		if got := m.Get(int(k%3), k); got != k*7 {
 			t.Fatalf("Get(%d, %d) = %d, want %d", k%3, k, got, k*7)
 		}

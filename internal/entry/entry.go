@@ -114,10 +114,19 @@ func (wr *Writer) lock(l *shardmap.Locked, pos int, seq uint64) {
 // Attach sets worker slot w in the entry (pos, seq), creating the entry if
 // needed, and reports whether the bit was set already.
 func (wr *Writer) Attach(pos int, seq uint64, w int) (had bool) {
-	s := wr.Sets
+	return wr.AttachKey(pos, wr.Tab.Key(seq), w)
+}
+
+// Key is seq with its slot hash in the writer's table, for AttachKey and
+// the prefetches.
+func (wr *Writer) Key(seq uint64) shardmap.Key { return wr.Tab.Key(seq) }
+
+// AttachKey is Attach of the sequence hash k.K, which Key made.
+func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
+	s, seq := wr.Sets, k.K
 	if wr.Excl {
 		if s.Inline {
-			return wr.Tab.ExclusiveOr(pos, seq, 1<<w)&(1<<w) != 0
+			return wr.Tab.ExclusiveOrKey(pos, k, 1<<w)&(1<<w) != 0
 		}
 		// The lane alone writes the table: a lookup needs no lock, and a
 		// new entry goes in with ExclusiveOr (into an absent or deleted
@@ -167,8 +176,8 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	l.Unlock()
 }
 
-// PrefetchTable asks for the table header of (pos, seq).
-func (wr *Writer) PrefetchTable(pos int, seq uint64) { wr.Tab.PrefetchTable(pos, seq) }
+// PrefetchTable asks for the table header of (pos, k.K).
+func (wr *Writer) PrefetchTable(pos int, k shardmap.Key) { wr.Tab.PrefetchTable(pos, k) }
 
-// PrefetchBucket asks for the first bucket of (pos, seq).
-func (wr *Writer) PrefetchBucket(pos int, seq uint64) { wr.Tab.PrefetchBucket(pos, seq) }
+// PrefetchBucket asks for the first bucket of (pos, k.K).
+func (wr *Writer) PrefetchBucket(pos int, k shardmap.Key) { wr.Tab.PrefetchBucket(pos, k) }

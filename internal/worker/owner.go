@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // Errors of a Stored event that Prepare rejects (flash re-exports them).
@@ -58,8 +59,8 @@ type Content struct {
 }
 
 type pendingBlock struct {
-	seq  uint64
-	node uint32 // the worker's node of a duplicate
+	key  shardmap.Key // the sequence hash, hashed for the shared table
+	node uint32       // the worker's node of a duplicate
 	dup  bool
 	slot int // a new block's engine id's slot in the worker's map
 }

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // node is one content (position, sequence hash) a worker holds or held: the
@@ -299,11 +300,12 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 			seq = chain.Chain(prevSeq, b.Local)
 		}
 		prevSeq = seq
+		key := o.W.Key(seq)
 		if prefetch {
-			o.W.PrefetchTable(pos+i, seq)
+			o.W.PrefetchTable(pos+i, key)
 		}
 		slot, v, found := ws.claimID(b.Hash, i)
-		pending[i] = pendingBlock{seq: seq, slot: slot}
+		pending[i] = pendingBlock{key: key, slot: slot}
 		if found {
 			// The same engine id twice in one batch, or an id the worker
 			// has for another content.
@@ -318,7 +320,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	}
 	if prefetch {
 		for i := range pending {
-			o.W.PrefetchBucket(pos+i, pending[i].seq)
+			o.W.PrefetchBucket(pos+i, pending[i].key)
 		}
 	}
 	o.pos, o.parent = pos, par
@@ -338,7 +340,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 			continue
 		}
 		stored++
-		ni := o.storeBlock(ws, blocks[i].Hash, uint32(pos+i), p.seq, parent, p.slot)
+		ni := o.storeBlock(ws, blocks[i].Hash, uint32(pos+i), p.key, parent, p.slot)
 		parent = ni + 1
 	}
 	return stored, len(blocks) - stored
@@ -365,12 +367,15 @@ func (ws *State) unclaim(blocks []Block, pending []pendingBlock) {
 const prefetchFrom = 4
 
 // storeBlock adds engine id k, claimed at slot of the worker's map, for the
-// content (pos, seq) under node parent-1 and returns the content's node.
-func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, seq uint64, parent uint32, slot int) uint32 {
+// content (pos, key.K) under node parent-1 and returns the content's node.
+// key is hashed for the shared table once, in Prepare, for its prefetches
+// and this write.
+func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, parent uint32, slot int) uint32 {
+	seq := key.K
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
-		if !o.W.Attach(int(pos), seq, ws.Slot) {
+		if !o.W.AttachKey(int(pos), key, ws.Slot) {
 			// A new node: the id is its own.
 			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeOwnID | nodeAttached})
 			ws.setSlot(slot, ni)
@@ -379,11 +384,11 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, seq uint64, parent u
 		// A second engine id for content the worker holds.
 		o.makeComplex(ws)
 	}
-	key := contentKey(pos, seq)
-	ni, ok := ws.content.get(key)
+	ck := contentKey(pos, seq)
+	ni, ok := ws.content.get(ck)
 	if !ok {
 		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
-		ws.content.put(key, ni)
+		ws.content.put(ck, ni)
 	}
 	ws.setID(slot, k, ni)
 	n := ws.node(ni)
