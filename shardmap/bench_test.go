@@ -89,6 +89,11 @@ func BenchmarkLookup(b *testing.B) {
 	}
 }
 
+// BenchmarkInsert fills one position from empty: with a shard's lock per
+// insert (shardmap), as one writer does (exclusive: ExclusiveOr, one
+// shard), and so into tables made for every key (presized), against the
+// built-in map (gomap). The difference between exclusive and presized is
+// what growing the table costs a key.
 func BenchmarkInsert(b *testing.B) {
 	for _, n := range sizes[:3] {
 		keys := benchKeys(n)
@@ -102,6 +107,23 @@ func BenchmarkInsert(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "inserts/s")
 		})
+		for _, presized := range []bool{false, true} {
+			name := "exclusive"
+			opts := []shardmap.Option{shardmap.WithShardBits(0)}
+			if presized {
+				name, opts = "presized", append(opts, shardmap.WithCapacity(n))
+			}
+			b.Run("impl="+name+"/keys="+sizeName(n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					m := shardmap.New(opts...)
+					for i, k := range keys {
+						m.ExclusiveOr(0, k, uint64(i+1))
+					}
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "inserts/s")
+			})
+		}
 		b.Run("impl=gomap/keys="+sizeName(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
