@@ -3,6 +3,7 @@ package flash_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -56,6 +57,67 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 	b.Run("impl=model/writers=0", func(b *testing.B) { flashtest.BenchApply(b, model.New(flash.DefaultConfig())) })
+}
+
+// BenchmarkChurn: full caches in steady state. 16 workers each keep their
+// last 32 prompts (an 8-block prefix they share, then 32 blocks of their
+// own); storing a new prompt evicts the oldest one, leaf first. A worker's
+// prompts come round again after 1,024, long after rebuilds dropped their
+// keys' tombstones, so the shard tables churn as a serving fleet's do.
+// allocs/op is per event (a store or an eviction), after two rounds.
+func BenchmarkChurn(b *testing.B) {
+	const workers, ring, keep, own, shared = 16, 1024, 32, 32, 8
+	prefix := flashtest.Seqs(0, shared)
+	prompt := func(k, w int) flashtest.Prompt {
+		return flashtest.Concat(prefix, flashtest.Seqs(uint64(1+k*workers+w), own))
+	}
+	var warm, round []flash.Event
+	for k := 0; k < ring; k++ {
+		for w := 0; w < workers; w++ {
+			wk := flash.Worker{ID: uint64(w)}
+			store := prompt(k, w).StoreEvent(wk, 0, shared+own, 0)
+			old := prompt((k-keep+ring)%ring, w)
+			hs := make([]flash.ExternalHash, 0, own)
+			for j := shared + own - 1; j >= shared; j-- {
+				hs = append(hs, old.Hash(j, 0))
+			}
+			round = append(round, store, flash.RemovedEvent(wk, hs...))
+			if k >= ring-keep {
+				warm = append(warm, store) // the prompts held when a round starts
+			}
+		}
+	}
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	apply := func(ev flash.Event) {
+		if err := ix.Apply(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, ev := range warm {
+		apply(ev)
+	}
+	for range 2 {
+		for _, ev := range round {
+			apply(ev)
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mallocs := ms.Mallocs
+	i := 0
+	for b.Loop() {
+		apply(round[i])
+		if i++; i == len(round) {
+			i = 0
+		}
+	}
+	runtime.ReadMemStats(&ms)
+	// Unrounded: testing's allocs/op shows a rare allocation as 0.
+	b.ReportMetric(float64(ms.Mallocs-mallocs)/float64(b.N), "allocs/event")
+	if st := ix.Stats(); st.RemovesUnknown != 0 {
+		b.Fatalf("%d evicted blocks were not held", st.RemovesUnknown)
+	}
 }
 
 // BenchmarkJumpSize: the jump distance on the grid's middle row (128
