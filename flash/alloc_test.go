@@ -3,6 +3,7 @@ package flash_test
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,6 +94,97 @@ func TestFlash_ApplyZeroAllocsWriters(t *testing.T) {
 	ix := flash.New(flash.WithWriters(1), flash.WithQueueSize(16))
 	defer ix.Close()
 	steadyEvents(ix, t)
+}
+
+// Full caches in steady state: each of 16 workers keeps its last 32
+// prompts of its own, and storing a new one evicts the oldest, leaf first.
+// The shard tables fill with tombstones and are rebuilt at their size,
+// each taking the table the last rebuild replaced, while two readers query
+// a prompt that 8 other workers hold and check their depths at every
+// answer (a reader on a reused table must not see another position's
+// keys). Once warm, a round of stores and evictions allocates nothing.
+func TestFlash_SteadyChurnZeroAllocs(t *testing.T) {
+	const churners, keep, own = 16, 32, 32
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	p := flashtest.Seqs(1, 64)
+	stable := map[flash.Worker]int{}
+	for i := range 8 {
+		w := flash.Worker{ID: uint64(100 + i)}
+		stable[w] = 8 + 7*i
+		if err := ix.Apply(p.StoreEvent(w, 0, stable[w], 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The events of 512 prompts per worker, a ring: prompt k evicts k-keep.
+	const ring = 512
+	prompt := func(k, w int) flashtest.Prompt { return flashtest.Seqs(uint64(1000+k*churners+w), own) }
+	var events []flash.Event
+	for k := 0; k < ring; k++ {
+		for w := 0; w < churners; w++ {
+			wk := flash.Worker{ID: uint64(w)}
+			old := prompt((k-keep+ring)%ring, w)
+			hs := make([]flash.ExternalHash, 0, own)
+			for j := own - 1; j >= 0; j-- {
+				hs = append(hs, old.Hash(j, 0))
+			}
+			events = append(events, prompt(k, w).StoreEvent(wk, 0, own, 0), flash.RemovedEvent(wk, hs...))
+		}
+	}
+	for k := ring - keep; k < ring; k++ { // the prompts held when a round starts
+		for w := 0; w < churners; w++ {
+			if err := ix.Apply(prompt(k, w).StoreEvent(flash.Worker{ID: uint64(w)}, 0, own, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round := func() {
+		for _, ev := range events {
+			if err := ix.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan string, 2)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc flash.Scores
+			for !stop.Load() {
+				ix.FindMatches(flash.Query{Locals: p}, &sc)
+				if len(sc.Matches) != len(stable) {
+					errs <- fmt.Sprintf("%d matches, want %d", len(sc.Matches), len(stable))
+					return
+				}
+				for _, m := range sc.Matches {
+					if m.Depth != stable[m.Worker] {
+						errs <- fmt.Sprintf("worker %v: depth %d, want %d", m.Worker, m.Depth, stable[m.Worker])
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 3 {
+		round()
+	}
+	stop.Store(true)
+	wg.Wait()
+	select {
+	case e := <-errs:
+		t.Fatal(e)
+	default:
+	}
+	if n := testing.AllocsPerRun(2, round); n != 0 {
+		t.Fatalf("%v allocations per round of %d events", n, len(events))
+	}
+	if st := ix.Stats(); st.RemovesUnknown != 0 || st.EventsRejected != 0 {
+		t.Fatalf("stats %+v", st)
+	}
 }
 
 // With a capacity hint a worker's private state is made for its cache when

@@ -143,6 +143,8 @@
 //   - A slot of a removed worker MAY be reused by a new worker while a query
 //     runs; the query then searches again and reports a slot's worker only
 //     if it held the slot throughout.
+//   - A table replaced by a rebuild MAY be reused for another shard while
+//     a query reads it; the query then searches again (shardmap's Epoch).
 //
 // # Hashing
 //

@@ -19,13 +19,9 @@ type settings struct {
 }
 
 const (
-	// DefaultJumpSize is the distance between checkpoints of the jump search.
-	// BenchmarkJumpSize (docs/BENCHMARKS.md): on full matches 64 needs half
-	// the probes of 32 (depth 1024, 128 workers: 0.59 µs against 0.88 µs);
-	// with a drop-out at every position every J probes each position anyway;
-	// on the Mooncake trace (mean depth 24) 16, 32 and 64 are level. 128
-	// gains little more on full matches and costs a deeper binary search per
-	// drop-out.
+	// DefaultJumpSize is the distance between checkpoints of the jump search:
+	// on full matches 64 needs half the probes of 32, on the Mooncake trace
+	// 16, 32 and 64 are level (BenchmarkJumpSize, docs/BENCHMARKS.md).
 	DefaultJumpSize = 64
 	// DefaultQueueSize is each writer's queue, in events: enough to absorb a
 	// burst of prefill events from many workers while the writer catches up,

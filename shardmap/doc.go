@@ -3,7 +3,10 @@
 // maps (position, sequence hash) to an entry's arena Handle.
 //
 // Contract: Get may be called by any number of goroutines at any time, while
-// writers run: it takes no lock, never blocks and allocates nothing. Writers
+// writers run: it takes no lock, never blocks and allocates nothing. Peek is
+// Get without its check against reused tables: a caller of Peek reads Epoch
+// before its first Peek and after its last, and MUST discard what it read
+// when Epoch moved. Writers
 // change a key only between Lock and Unlock of its shard (Locked); writers of
 // different shards never wait for each other. A value of 0 means absent:
 // Put(0) deletes. A caller must not hold two shard locks at once.
@@ -35,18 +38,26 @@
 // and a key that comes back revives its own slot. So a reader that sees a key
 // reads that key's value, old or new. Growth and compaction build a new table
 // (live entries only) and publish it with one atomic store; a reader still on
-// the old table sees a consistent, slightly stale picture, and the garbage
-// collector frees the old table when the last reader leaves it.
+// the old table sees a consistent, slightly stale picture. The old table is
+// kept as a spare of its size (within a quarter of the live tables' bytes)
+// or left to the garbage collector. A spare taken for reuse is cleared and
+// refilled under a reader that may still probe it, so the map's Epoch
+// advances before the first write to it: a reader that saw Epoch unchanged
+// across its probes read no reused table (Get retries; Peek's callers
+// check). A full cache in steady state rebuilds tables at the size they
+// have and so allocates nothing.
 //
 // # Invariants
 //
-//   - In a table, a slot's key never changes once set; used counts set keys
-//     (live and tombstones), live the keys with a value, and
-//     used ≤ 3/4 of the capacity.
-//   - A published table is never written again once it is replaced.
+//   - In a table, a slot's key never changes once set while the table is
+//     published; used counts set keys (live and tombstones), live the keys
+//     with a value, and used ≤ 3/4 of the capacity.
+//   - A table is written again after it is replaced only once it is taken as
+//     a spare, and then only after Epoch has advanced; on machines that may
+//     reorder plain stores, every write to a table is an atomic store.
 //   - Tombstones are dropped by the next rebuild, which happens when used
 //     would pass 3/4 of the capacity, and a table whose live keys fall under
-//     1/8 of its capacity is rebuilt smaller: memory follows live keys.
+//     1/16 of its capacity is rebuilt smaller: memory follows live keys.
 //   - Past the first hotPositions positions, a shard's table is dropped
 //     (its pointer set to nil) with its last live key, and a level counts
 //     its shards with a table. When few deep levels hold one, the trailing

@@ -62,3 +62,8 @@ func WithSecret(m *Map, k0, k1 uint64) *Map {
 	m.k0, m.k1 = k0, k1|1
 	return m
 }
+
+// TableOf names the table that holds key at pos now.
+func TableOf(m *Map, pos int, key uint64) uintptr {
+	return uintptr(unsafe.Pointer(m.shardOf(m.level(pos), m.hash(key)).tab.Load()))
+}

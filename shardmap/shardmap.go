@@ -45,22 +45,40 @@ type table struct {
 	live  int // keys with a value, key 0 included (writers only)
 }
 
-// tableAlloc hands out small tables (up to carveWords words of slots):
-// headers from batches of headerBatch, slots carved from chunks of
-// chunkWords. A map spread over hundreds of positions builds a thousand
-// small tables as it fills, and an allocation each for header and slots
-// would be most of its writers' allocations. A table is never freed into
-// the allocator: a reader may still probe a table its writer replaced, so a
-// replaced table's memory is the garbage collector's to reclaim, once no
-// table of its batch or chunk is reachable. The waste is bounded by the
-// small generations that a chunk's tables grew out of. Larger tables are
+// tableAlloc hands out tables. Small ones (up to carveWords words of
+// slots) come from batches of headerBatch headers and slots carved from
+// chunks of chunkWords: a map spread over hundreds of positions builds a
+// thousand small tables as it fills, and an allocation each for header and
+// slots would be most of its writers' allocations. Larger tables are
 // allocated on their own, header included: a batch of headers kept
 // reachable by one live table must not keep replaced large tables' slots.
+//
+// A replaced table larger than the carved ones is kept as its size's spare
+// while the map has a live table of that size and the spares stay within
+// 1/spareShare of the live tables' bytes; the next table of that size is
+// the spare, cleared. A full cache in steady state rebuilds its tables at
+// the size they have (tombstones fill them), and then allocates nothing. A
+// reader may still be probing a replaced table, so taking a spare first
+// advances the map's Epoch; what a reader read is sure only if Epoch did
+// not move meanwhile (Get checks it; Peek leaves it to the caller). A size
+// whose last live table goes drops its spare, and spares past the share
+// go, largest first: memory follows the live tables. (A carved table is
+// never a spare: it would keep its whole chunk reachable.)
 type tableAlloc struct {
 	mu      sync.Mutex
 	headers []table  // the current batch's unused headers
 	words   []uint64 // the current chunk's unused words
+	// live counts the live tables of each size (log2 of the capacity);
+	// spare is each size's replaced table, if kept; the bytes are their
+	// slots'.
+	live                  [64]int32
+	spare                 [64]*table
+	liveBytes, spareBytes int
 }
+
+// spareShare: spares take at most a quarter of the live tables' bytes (a
+// map of four tables of one size keeps one spare).
+const spareShare = 4
 
 const (
 	headerBatch = 32
@@ -69,14 +87,24 @@ const (
 )
 
 // newTable returns an empty table of capacity slots (a power of two, at
-// least minCapacity).
+// least minCapacity): its size's spare, cleared, or a new one.
 func (m *Map) newTable(capacity int) *table {
 	n := 2 * capacity
+	a := &m.alloc
+	cls := bits.TrailingZeros(uint(capacity))
+	a.mu.Lock()
+	a.live[cls]++
+	a.liveBytes += 8 * n
+	if t := a.spare[cls]; t != nil {
+		a.spare[cls] = nil
+		a.spareBytes -= 8 * n
+		a.mu.Unlock()
+		m.recycle(t)
+		return t
+	}
 	var t *table
 	var slots []uint64
 	if n <= carveWords {
-		a := &m.alloc
-		a.mu.Lock()
 		if len(a.headers) == 0 {
 			a.headers = make([]table, headerBatch)
 		}
@@ -89,11 +117,64 @@ func (m *Map) newTable(capacity int) *table {
 		slots, a.words = a.words[:n:n], a.words[n:]
 		a.mu.Unlock()
 	} else {
+		a.mu.Unlock()
 		t, slots = new(table), make([]uint64, n)
 	}
 	t.mask, t.bmask = uint64(capacity-1), uint64(capacity/bucketSlots-1)
 	t.base, t.slots = unsafe.Pointer(&slots[0]), slots
 	return t
+}
+
+// retire takes t, which its writer has just replaced or dropped, out of
+// the live tables, keeping it as its size's spare when the map has
+// another live table of that size and no spare for it yet.
+func (m *Map) retire(t *table) {
+	a := &m.alloc
+	cls, b := bits.TrailingZeros(uint(t.capacity())), 8*len(t.slots)
+	a.mu.Lock()
+	a.live[cls]--
+	a.liveBytes -= b
+	if a.live[cls] > 0 && a.spare[cls] == nil && b > 8*carveWords {
+		a.spare[cls] = t
+		a.spareBytes += b
+	}
+	for c := len(a.spare) - 1; c >= 0 && a.spareBytes > 0; c-- {
+		if sp := a.spare[c]; sp != nil && (a.live[c] == 0 || a.spareBytes*spareShare > a.liveBytes) {
+			a.spare[c] = nil
+			a.spareBytes -= 8 * len(sp.slots)
+		}
+	}
+	a.mu.Unlock()
+}
+
+// recycle empties t, a replaced table, for its next use. Readers may still
+// probe it: the epoch moves first, and on machines that may reorder plain
+// stores past it (and under the race detector) the words are cleared with
+// atomic stores, which stay after it.
+func (m *Map) recycle(t *table) {
+	m.recycles.Add(1)
+	if order.StoresInOrder && !order.Race {
+		clear(t.slots)
+	} else {
+		for i := range t.slots {
+			atomic.StoreUint64(&t.slots[i], 0)
+		}
+	}
+	t.zero.Store(0)
+	t.used, t.live = 0, 0
+}
+
+// initWord writes a word no reader may use yet (order.Init): a value
+// before its key is set, or any word of a new or recycled table. A reader
+// still probing a recycled table discards what it read there (Epoch), but
+// only if no write reaches it before the epoch's advance: on machines that
+// may reorder plain stores past it, an atomic store.
+func initWord(p *uint64, v uint64) {
+	if order.StoresInOrder {
+		order.Init(p, v)
+		return
+	}
+	atomic.StoreUint64(p, v)
 }
 
 // home is the bucket where a key of hash h is probed first: the hash's low
@@ -153,6 +234,9 @@ type Map struct {
 	shardBits uint
 	initCap   int
 	alloc     tableAlloc
+
+	// recycles counts the spare tables taken for reuse (Epoch).
+	recycles atomic.Uint64
 
 	growMu sync.Mutex
 	dir    atomic.Pointer[directory]
@@ -248,8 +332,29 @@ func (m *Map) hotTab(pos int, h uint64) *atomic.Pointer[table] {
 	return &m.hot[uint64(pos)<<maxShardBits|(h>>(64-maxShardBits))&m.shardMask]
 }
 
-// Get returns the value of key at position pos, or 0. Lock-free.
+// Epoch counts the replaced tables the map has taken for reuse. A reader
+// that probed a table the writers replaced meanwhile read a consistent,
+// slightly old picture, unless the table was also reused: so a value Peek
+// returns is sure when Epoch is the same before and after it.
+func (m *Map) Epoch() uint64 { return m.recycles.Load() }
+
+// Get returns the value of key at position pos, or 0. Lock-free: it probes
+// again when a table was reused while it probed (Epoch).
 func (m *Map) Get(pos int, key uint64) uint64 {
+	for {
+		e := m.recycles.Load()
+		v := m.Peek(pos, key)
+		if m.recycles.Load() == e {
+			return v
+		}
+	}
+}
+
+// Peek is Get without the check: its value may come from a table reused
+// while it probed. A caller reads Epoch before its first Peek and after
+// its last, and discards what it read when Epoch moved. Lock-free, and
+// it always returns: a reused table is a table, only not the key's.
+func (m *Map) Peek(pos int, key uint64) uint64 {
 	h := m.hash(key)
 	var t *table
 	if uint(pos) < hotPositions {
@@ -270,7 +375,8 @@ func (m *Map) Get(pos int, key uint64) uint64 {
 	for b := t.home(h); ; b = (b + 1) & t.bmask {
 		p := (*[2 * bucketSlots]uint64)(unsafe.Add(t.base, b*16*bucketSlots))
 		// Values are loaded before keys are compared: a key never changes
-		// once set, so a value read next to it is that key's, old or new.
+		// while its table is in use, so a value read next to it is that
+		// key's, old or new (a reused table's keys change: Epoch).
 		k0, k1, k2, k3 := atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[2]), atomic.LoadUint64(&p[4]), atomic.LoadUint64(&p[6])
 		v0, v1, v2, v3 := atomic.LoadUint64(&p[1]), atomic.LoadUint64(&p[3]), atomic.LoadUint64(&p[5]), atomic.LoadUint64(&p[7])
 		v, hit := uint64(0), false
@@ -494,7 +600,7 @@ func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 			}
 			return old
 		case (t.used+1)*4 <= t.capacity()*3:
-			order.Init(t.val(i), mask)
+			initWord(t.val(i), mask)
 			order.Publish(t.key(i), key) // the value is in place first
 			t.used++
 			t.live++
@@ -533,6 +639,7 @@ func (l *Locked) drop(t *table) bool {
 		return false
 	}
 	l.tab.Store(nil)
+	l.m.retire(t)
 	if l.lv.tables.Add(-1) == 0 {
 		l.m.occupied.Add(-1)
 		l.dropped = true
@@ -616,7 +723,7 @@ func (l *Locked) Put(val uint64) {
 	}
 	// The slot is empty: readers ignore its value until its key is set,
 	// and the atomic store of the key orders the value's store before it.
-	order.Init(t.val(i), val)
+	initWord(t.val(i), val)
 	order.Publish(t.key(i), l.key) // the value is in place first
 	t.used++
 	t.live++
@@ -662,11 +769,13 @@ func (l Locked) rebuild(t *table, need int) *table {
 			continue
 		}
 		j, _ := nt.find(k, l.m.hash(k))
-		*nt.val(j), *nt.key(j) = v, k
+		initWord(nt.val(j), v)
+		initWord(nt.key(j), k)
 		nt.used++
 		nt.live++
 	}
 	l.tab.Store(nt)
+	l.m.retire(t)
 	return nt
 }
 
@@ -677,7 +786,8 @@ type Stats struct {
 	Keys       int // live keys
 	Tombstones int
 	Slots      int // capacity, all tables
-	Bytes      int // table memory
+	Spares     int // replaced tables kept for reuse (tableAlloc)
+	Bytes      int // table memory, spares included
 }
 
 // Stats walks every shard under its lock. Not for hot paths.
@@ -699,6 +809,15 @@ func (m *Map) Stats() Stats {
 		}
 		s.Bytes += int(unsafe.Sizeof(*lv))
 	}
+	a := &m.alloc
+	a.mu.Lock()
+	for _, t := range a.spare {
+		if t != nil {
+			s.Spares++
+			s.Bytes += 8*len(t.slots) + 64
+		}
+	}
+	a.mu.Unlock()
 	return s
 }
 

@@ -280,6 +280,161 @@ func TestMap_ZeroAllocs(t *testing.T) {
 	}
 }
 
+// A map whose keys churn at a steady count rebuilds its tables at the size
+// they have (tombstones fill them): each rebuild takes the table the last
+// one replaced, and nothing is allocated. Every key reads back its value.
+func TestMap_SteadyChurnReusesTables(t *testing.T) {
+	const positions, live = 4, 600
+	m := shardmap.New(shardmap.WithShardBits(0))
+	next := uint64(1)
+	fresh := func() uint64 { next++; return next * 0x9E3779B97F4A7C15 }
+	held := make([][]uint64, positions)
+	for pos := range held {
+		for range live {
+			k := fresh()
+			held[pos] = append(held[pos], k)
+			put(m, pos, k, k^uint64(pos))
+		}
+	}
+	i := 0
+	churn := func() { // one position: a key out, a new one in
+		pos := i % positions
+		i++
+		put(m, pos, held[pos][0], 0)
+		k := fresh()
+		held[pos] = append(held[pos][1:], k)
+		put(m, pos, k, k^uint64(pos))
+	}
+	for range 20 * live {
+		churn()
+	}
+	e := m.Epoch()
+	if n := testing.AllocsPerRun(10*live, churn); n != 0 {
+		t.Fatalf("%v allocations per churned key", n)
+	}
+	if m.Epoch() == e {
+		t.Fatal("no table was reused: the test measures nothing")
+	}
+	for pos, keys := range held {
+		for _, k := range keys {
+			if got := m.Get(pos, k); got != k^uint64(pos) {
+				t.Fatalf("Get(%d, %x) = %x, want %x", pos, k, got, k^uint64(pos))
+			}
+		}
+	}
+	if s := m.Stats(); s.Keys != positions*live || s.Spares > 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// A reader that loaded a table and stalled while the table was replaced
+// and reused for another position reads that position's keys there: the
+// table position 0 had becomes position 1's. The map's Epoch has moved by
+// then, which is how Get, and the callers of Peek, know to look again.
+func TestMap_ReusedTableMovesEpoch(t *testing.T) {
+	const live = 400 // 1,024 slots, rebuilt at that size as keys churn
+	m := shardmap.New(shardmap.WithShardBits(0))
+	next := uint64(1)
+	fresh := func() uint64 { next++; return next * 0x9E3779B97F4A7C15 }
+	held := make([][]uint64, 4)
+	for pos := range held {
+		for range live {
+			k := fresh()
+			held[pos] = append(held[pos], k)
+			put(m, pos, k, k^uint64(pos))
+		}
+	}
+	// One key at positions 0 and 1, with values naming the position.
+	shared := fresh()
+	put(m, 0, shared, 100)
+	put(m, 1, shared, 101)
+	churn := func(pos int) {
+		put(m, pos, held[pos][0], 0)
+		k := fresh()
+		held[pos] = append(held[pos][1:], k)
+		put(m, pos, k, k^uint64(pos))
+	}
+	// Position 0's table is replaced, then position 1's: the second
+	// rebuild takes the first one's table.
+	t0 := shardmap.TableOf(m, 0, shared)
+	for i := 0; shardmap.TableOf(m, 0, shared) == t0; i++ {
+		if i > 100*live {
+			t.Fatal("position 0's table is never replaced")
+		}
+		churn(0)
+	}
+	e := m.Epoch()
+	for i := 0; m.Epoch() == e; i++ {
+		if i > 100*live {
+			t.Fatal("no table is reused")
+		}
+		churn(1)
+	}
+	if shardmap.TableOf(m, 1, shared) != t0 {
+		t.Fatal("position 1's table is not the one position 0 had")
+	}
+	if m.Get(0, shared) != 100 || m.Get(1, shared) != 101 {
+		t.Fatalf("Get: %d, %d", m.Get(0, shared), m.Get(1, shared))
+	}
+}
+
+// Readers look keys up while a writer churns every position's keys (each
+// round's keys new, the keys of two rounds before deleted), so that tables
+// fill with tombstones, are rebuilt at their size and reused for other
+// positions under the readers. A key is at two positions, with a value
+// naming the position and the key: a lookup that returned what a reused
+// table held for another position would show it.
+func TestMap_ReadersWhileTablesAreReused(t *testing.T) {
+	const positions, perRound, rounds = 6, 400, 80
+	m := shardmap.New(shardmap.WithShardBits(0))
+	key := func(id int) uint64 { return uint64(id+1) * 0x9E3779B97F4A7C15 }
+	val := func(pos, id int) uint64 { return uint64(pos)<<56 | uint64(id)<<8 | 1 }
+	at := func(id int) [2]int { return [2]int{id % positions, (id + 1) % positions} }
+	var done atomic.Bool
+	var rg sync.WaitGroup
+	var seen atomic.Int64
+	for r := range 2 {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			for i := r; !done.Load(); i++ {
+				id := i * 7919 % (perRound * rounds)
+				for _, pos := range at(id) {
+					v := m.Get(pos, key(id))
+					if v != 0 && v != val(pos, id) {
+						panic(fmt.Sprintf("Get(%d, key %d) = %x, want 0 or %x", pos, id, v, val(pos, id)))
+					}
+					if v != 0 {
+						seen.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	e := m.Epoch()
+	for round := range rounds {
+		for i := range perRound {
+			id := round*perRound + i
+			for _, pos := range at(id) {
+				put(m, pos, key(id), val(pos, id))
+			}
+			if round >= 2 {
+				old := id - 2*perRound
+				for _, pos := range at(old) {
+					put(m, pos, key(old), 0)
+				}
+			}
+		}
+		runtime.Gosched()
+	}
+	done.Store(true)
+	rg.Wait()
+	if m.Epoch() == e || seen.Load() == 0 {
+		t.Fatalf("epoch %d → %d, %d values seen: the test exercised nothing", e, m.Epoch(), seen.Load())
+	}
+	t.Logf("%d tables reused, %d values read", m.Epoch()-e, seen.Load())
+}
+
 // Small tables share their allocations: a map of 512 positions, each grown
 // from 8 to 32 slots, allocates table headers and small tables' slots in
 // batches (about 2,000 allocations one by one), and its tables stay apart:

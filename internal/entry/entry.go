@@ -26,9 +26,11 @@ type Sets struct {
 }
 
 // Find returns the entry of (pos, seq) in tab, or 0. Lock-free: a handle may
-// be stale by the time it is read; Read validates it.
+// be stale by the time it is read; Read validates it. It peeks
+// (shardmap.Map.Peek): the caller reads tab.Epoch before its first Find
+// and after its last, and discards what it found if Epoch moved.
 func (s *Sets) Find(tab *shardmap.Map, pos int, seq uint64) Entry {
-	return Entry(tab.Get(pos, seq))
+	return Entry(tab.Peek(pos, seq))
 }
 
 // Read writes into out the members of mask (all workers when mask is nil)
@@ -72,7 +74,7 @@ func (s *Sets) Read(e Entry, mask, out []uint64, maskCount int) (int, bool) {
 // Holds reports whether the entry (pos, seq) of tab holds worker slot w
 // (for invariant checks: it validates a handle's slot and its key).
 func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
-	e := s.Find(tab, pos, seq)
+	e := Entry(tab.Get(pos, seq))
 	if e == 0 {
 		return false
 	}

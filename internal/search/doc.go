@@ -15,4 +15,9 @@
 //   - A probe that keeps finding its arena slot reused counts as a miss
 //     after MaxProbeRetries tries (only a writer freeing and reusing that
 //     very slot continuously could get there).
+//   - Probes peek (shardmap.Map.Peek): when a table it read reused a
+//     replaced table meanwhile (the tables' epochs moved), the search runs
+//     again; after MaxSearchRetries runs each probe checks its table's epoch
+//     itself and retries, counting as a miss after MaxProbeRetries tries.
+//     So what a search reports never comes from a table reused under it.
 package search

@@ -18,6 +18,12 @@ import (
 // change under it; past it the probe counts as a miss.
 const MaxProbeRetries = 64
 
+// MaxSearchRetries: a search runs again when a table it read was reused
+// meanwhile (shardmap.Map.Epoch); after this many runs it checks each
+// probe on its own instead (Finder.stable), so that writers reusing tables
+// without pause cannot hold a query back.
+const MaxSearchRetries = 4
+
 // Hit is one worker's answer (flash.Match's layout).
 type Hit struct {
 	ID        uint64
@@ -40,6 +46,20 @@ type Index struct {
 	// Predicted counts their blocks (0: none to search).
 	Preds     []*shardmap.Map
 	Predicted *atomic.Int64
+}
+
+// epoch sums the epochs of the tables a search reads (with the predicted
+// ones when preds): it is unchanged only if none of them reused a table.
+func (ix *Index) epoch(preds bool) (e uint64) {
+	for _, t := range ix.Tabs {
+		e += t.Epoch()
+	}
+	if preds {
+		for _, t := range ix.Preds {
+			e += t.Epoch()
+		}
+	}
+	return e
 }
 
 // Tally counts queries and their blocks over stripes of a cache line each,
@@ -119,6 +139,7 @@ type Finder struct {
 	start    int    // len(hits) at Start
 	epoch    uint64 // the slot epoch when the search began
 	careful  bool   // Emit checks each slot's owner (a slot changed hands)
+	stable   bool   // each probe checks that its table reused nothing meanwhile
 	probes   int
 }
 
@@ -130,6 +151,7 @@ type Finder struct {
 func (f *Finder) Start(ix *Index, locals, seqs []uint64, computed int, hits []Hit) {
 	f.ix, f.locals, f.seqs, f.computed = ix, locals, seqs, computed
 	f.hits, f.start, f.probes = hits, len(hits), 0
+	f.stable = false
 }
 
 // Hits returns the hits: what Start was given, and the search's after Run.
@@ -153,21 +175,40 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	// Each worker is in one lane, so with a table per lane the searches
 	// find disjoint workers. A slot that changes hands while they run may be
 	// reported as its new worker: then they run again, and Emit checks each
-	// slot's owner.
+	// slot's owner. A table reused while they run may have shown another
+	// position's keys: then they run again.
 	f.epoch = ix.Slots.Epoch()
 	f.careful = f.epoch&1 != 0
-	for {
+	for runs := 1; ; runs++ {
+		te := ix.epoch(false)
 		for _, t := range ix.Tabs {
 			f.tab = t
 			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
 		}
-		if f.careful || ix.Slots.Epoch() == f.epoch {
-			break
+		if f.again(runs, ix.epoch(false) == te) {
+			continue
 		}
-		f.hits = f.hits[:f.start]
-		f.epoch, f.careful = ix.Slots.Epoch(), true
+		return f.probes
 	}
-	return f.probes
+}
+
+// again decides, after a run of the search, whether it runs again:
+// tablesSame says no table it read was reused meanwhile. It drops the
+// run's hits when so, and sets what the next run checks.
+func (f *Finder) again(runs int, tablesSame bool) bool {
+	tablesSame = tablesSame || f.stable
+	slots := f.ix.Slots.Epoch()
+	if tablesSame && (f.careful || slots == f.epoch) {
+		return false
+	}
+	f.hits = f.hits[:f.start]
+	if !tablesSame && runs >= MaxSearchRetries {
+		f.stable = true
+	}
+	if slots != f.epoch {
+		f.epoch, f.careful = slots, true
+	}
+	return true
 }
 
 // seq returns the query's sequence hash at position i, extending the lazily
@@ -194,10 +235,27 @@ var _ jump.Prober = (*Finder)(nil)
 // how many there are. maskCount is popcount(mask) when the caller knows it,
 // else -1.
 func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
+	if f.stable {
+		return f.probeStable(f.tab, pos, f.seq(pos), mask, out, maskCount)
+	}
 	s := &f.ix.Sets
 	seq := f.seq(pos)
 	for try := 0; try < MaxProbeRetries; try++ {
 		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out, maskCount); ok {
+			return c
+		}
+	}
+	clear(out)
+	return 0
+}
+
+// probeStable is a probe of tab that also retries when tab reused a table
+// while it read (Finder.stable).
+func (f *Finder) probeStable(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64, maskCount int) int {
+	s := &f.ix.Sets
+	for try := 0; try < MaxProbeRetries; try++ {
+		e := tab.Epoch()
+		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok && tab.Epoch() == e {
 			return c
 		}
 	}

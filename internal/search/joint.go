@@ -64,7 +64,8 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	sc.size(ix.Slots.Len(), ix.Words)
 	j.epoch = ix.Slots.Epoch()
 	j.careful = j.epoch&1 != 0
-	for {
+	for runs := 1; ; runs++ {
+		te := ix.epoch(true)
 		j.exact, j.pred = true, nil
 		for _, t := range ix.Tabs {
 			j.tab = t
@@ -79,11 +80,9 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 			sc.depths[sl] = 0
 		}
 		sc.seen = sc.seen[:0]
-		if j.careful || ix.Slots.Epoch() == j.epoch {
+		if !j.again(runs, ix.epoch(true) == te) {
 			break
 		}
-		j.hits = j.hits[:j.start]
-		j.epoch, j.careful = ix.Slots.Epoch(), true
 	}
 	f.hits, f.computed, f.probes = j.hits, j.computed, j.probes
 	j.Finder = Finder{} // keeps no reference to the query or its result
@@ -111,6 +110,9 @@ func (j *Joint) Probe(pos int, mask, out []uint64, maskCount int) int {
 
 // read is Finder.Probe's read of one table.
 func (j *Joint) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64, maskCount int) int {
+	if j.stable {
+		return j.probeStable(tab, pos, seq, mask, out, maskCount)
+	}
 	s := &j.ix.Sets
 	for try := 0; try < MaxProbeRetries; try++ {
 		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok {
