@@ -104,7 +104,11 @@ func TestFlash_ApplyZeroAllocsWriters(t *testing.T) {
 // answer (a reader on a reused table must not see another position's
 // keys). Once warm, a round of stores and evictions allocates nothing.
 func TestFlash_SteadyChurnZeroAllocs(t *testing.T) {
-	const churners, keep, own = 16, 32, 32
+	const keep, own = 32, 32
+	churners, ring := 16, 512
+	if testing.Short() {
+		churners, ring = 8, 256
+	}
 	ix := flash.New(flash.WithWriters(0))
 	defer ix.Close()
 	p := flashtest.Seqs(1, 64)
@@ -116,8 +120,7 @@ func TestFlash_SteadyChurnZeroAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The events of 512 prompts per worker, a ring: prompt k evicts k-keep.
-	const ring = 512
+	// The events of ring prompts per worker: prompt k evicts k-keep.
 	prompt := func(k, w int) flashtest.Prompt { return flashtest.Seqs(uint64(1000+k*churners+w), own) }
 	var events []flash.Event
 	for k := 0; k < ring; k++ {
