@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/scaleout/natstest"
 )
 
@@ -101,15 +99,7 @@ func TestReplica_ClusterNodeStops(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	wl := newWorkload(2000)
-	var reported atomic.Int64
-	ix := flash.New(flash.WithWriters(1), flash.WithEventIDs(func(flash.Worker, uint64, uint64) { reported.Add(1) }))
-	defer ix.Close()
-	r := NewReplica(js, "KV", ix)
-	runReplica(t, r)
-	relay := NewRelay(js, "kv")
-	publish(t, relay, wl.events[:1000], 0)
-	waitCaughtUp(t, r)
+	run := newWorkload(2000).startExactlyOnce(t, js)
 
 	info, err := stream.Info(ctx)
 	if err != nil || info.Cluster == nil {
@@ -125,8 +115,7 @@ func TestReplica_ClusterNodeStops(t *testing.T) {
 	if stopped != 1 {
 		t.Fatalf("the stream's leader %q is none of the nodes", info.Cluster.Leader)
 	}
-	publish(t, relay, wl.events[1000:], 1000)
-	waitCaughtUp(t, r)
+	publish(t, run.relay, run.wl.events[1000:], 1000)
 	t.Logf("stopped the stream's leader, %s", info.Cluster.Leader)
-	wl.exactlyOnce(t, r, ix, &reported)
+	run.check(t)
 }

@@ -314,32 +314,48 @@ func TestReplica_ServerRestart(t *testing.T) {
 	url, port := s.ClientURL(), s.Addr().(*net.TCPAddr).Port
 	js := natstest.Connect(t, url)
 	newStream(t, js, StreamConfig("KV", "kv", 0, time.Hour))
-	wl := newWorkload(2000)
-	var reported atomic.Int64 // gaps and restarts, as the index reports them
-	ix := flash.New(flash.WithWriters(1), flash.WithEventIDs(func(flash.Worker, uint64, uint64) { reported.Add(1) }))
-	defer ix.Close()
-	r := NewReplica(js, "KV", ix)
-	runReplica(t, r)
-	relay := NewRelay(js, "kv")
-	publish(t, relay, wl.events[:1000], 0)
-	waitCaughtUp(t, r)
+	run := newWorkload(2000).startExactlyOnce(t, js)
 	s.Shutdown()
 	s.WaitForShutdown()
-	natstest.Server(t, dir, port)           // again, on the same port and files
-	publish(t, relay, wl.events[800:], 800) // the relay restarted at 800: 200 duplicates
-	waitCaughtUp(t, r)
-	wl.exactlyOnce(t, r, ix, &reported)
+	natstest.Server(t, dir, port)                   // again, on the same port and files
+	publish(t, run.relay, run.wl.events[800:], 800) // the relay restarted at 800: 200 duplicates
+	run.check(t)
 }
 
-// exactlyOnce checks that the replica applied every event of wl once: as
-// many messages as events, no gap nor restart in the index's event ids
-// (reported counts those WithEventIDs reported), every query as the
-// direct index answers it.
-func (wl workload) exactlyOnce(t *testing.T, r *Replica, ix *flash.Indexer, reported *atomic.Int64) {
+// exactlyOnceRun is a replica fed through a relay, whose index counts the
+// event-id gaps and restarts it sees (reported).
+type exactlyOnceRun struct {
+	wl       workload
+	ix       *flash.Indexer
+	r        *Replica
+	relay    *Relay
+	reported atomic.Int64
+}
+
+// startExactlyOnce runs a replica of stream KV and publishes the first
+// 1,000 events of wl, until the replica has applied them.
+func (wl workload) startExactlyOnce(t *testing.T, js jetstream.JetStream) *exactlyOnceRun {
+	run := &exactlyOnceRun{wl: wl}
+	run.ix = flash.New(flash.WithWriters(1), flash.WithEventIDs(func(flash.Worker, uint64, uint64) { run.reported.Add(1) }))
+	t.Cleanup(func() { _ = run.ix.Close() })
+	run.r = NewReplica(js, "KV", run.ix)
+	runReplica(t, run.r)
+	run.relay = NewRelay(js, "kv")
+	publish(t, run.relay, wl.events[:1000], 0)
+	waitCaughtUp(t, run.r)
+	return run
+}
+
+// check waits for the replica to catch up, then checks that it applied
+// every event of wl once: as many messages as events, no gap nor restart
+// in the index's event ids, every query as the direct index answers it.
+func (run *exactlyOnceRun) check(t *testing.T) {
 	t.Helper()
+	waitCaughtUp(t, run.r)
+	wl, ix, r := run.wl, run.ix, run.r
 	ix.Flush()
 	st := ix.Stats()
-	if r.Applied() != uint64(len(wl.events)) || st.EventGaps != 0 || st.EventRestarts != 0 || reported.Load() != 0 {
+	if r.Applied() != uint64(len(wl.events)) || st.EventGaps != 0 || st.EventRestarts != 0 || run.reported.Load() != 0 {
 		t.Fatalf("applied %d of %d; gaps %d, restarts %d", r.Applied(), len(wl.events), st.EventGaps, st.EventRestarts)
 	}
 	if d := wl.differences(ix, wl.direct(t)); d != 0 {
