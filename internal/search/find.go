@@ -185,10 +185,9 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 			f.tab = t
 			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
 		}
-		if f.again(runs, ix.epoch(false) == te) {
-			continue
+		if !f.again(runs, ix.epoch(false) == te) {
+			return f.probes
 		}
-		return f.probes
 	}
 }
 
