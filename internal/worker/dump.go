@@ -81,8 +81,7 @@ func (ws *State) AddMemory(m *Memory) {
 	for _, c := range ws.links {
 		m.Nodes += cap(c) * int(unsafe.Sizeof(nodeLinks{}))
 	}
-	m.Nodes += cap(ws.free) * 4
-	m.NodeCount += int(ws.n) - len(ws.free)
+	m.NodeCount += int(ws.n) - int(ws.nfree)
 	m.IDs += len(ws.ids.b)*int(unsafe.Sizeof(idBucket{})) +
 		cap(ws.aliases)*int(unsafe.Sizeof(aliasID{})) + cap(ws.freeAliases)*4
 	m.IDCount += ws.ids.n

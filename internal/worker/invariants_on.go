@@ -25,6 +25,20 @@ func (o *Owner) Check(ws *State) {
 			kids[n.parent-1]++
 		}
 	}
+	free := uint32(0)
+	for f := ws.freed; f != 0; f = ws.node(f - 1).parent {
+		if ws.node(f-1).live() || free > ws.n {
+			fail("free list reaches node %d, live or past a loop", f-1)
+		}
+		free++
+	}
+	dead := uint32(0)
+	for i := uint32(0); i < ws.n; i++ {
+		dead += uint32(b2u(!ws.node(i).live()))
+	}
+	if free != ws.nfree || free != dead {
+		fail("free list of %d nodes counts %d; %d nodes are not live", free, ws.nfree, dead)
+	}
 	for i := uint32(0); i < ws.n; i++ {
 		n := ws.node(i)
 		if !n.live() {
@@ -132,4 +146,11 @@ func (o *Owner) Check(ws *State) {
 // worker slot w.
 func (o *Owner) holds(pos int, seq uint64, w int) bool {
 	return o.W.Sets.Holds(o.W.Tab, pos, seq, w)
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -99,7 +99,9 @@ type State struct {
 	// it is cleared.
 	hintChunks int
 	n          uint32 // nodes ever used: chunks hold [0, n)
-	free       []uint32
+	// freed lists the free nodes through their parent fields (index + 1;
+	// 0 ends it): the list costs no memory and never grows.
+	freed, nfree uint32
 }
 
 // New returns the state of a worker that holds nothing, in worker slot
@@ -151,9 +153,10 @@ func (ws *State) lk(i uint32) *nodeLinks {
 func (ws *State) newNode(n node) uint32 {
 	n.st |= nodeLive
 	var i uint32
-	if k := len(ws.free); k > 0 {
-		i = ws.free[k-1]
-		ws.free = ws.free[:k-1]
+	if ws.freed != 0 {
+		i = ws.freed - 1
+		ws.freed = ws.node(i).parent
+		ws.nfree--
 	} else {
 		i = ws.n
 		switch {
@@ -488,8 +491,9 @@ func (ws *State) collect(i uint32) {
 		if ws.complex {
 			ws.content.del(contentKey(n.pos, n.seq))
 		}
-		*n = node{}
-		ws.free = append(ws.free, i)
+		*n = node{parent: ws.freed}
+		ws.freed = i + 1
+		ws.nfree++
 		if parent == 0 {
 			return
 		}
@@ -506,7 +510,7 @@ func (o *Owner) Clear(ws *State) {
 		}
 		*ws.node(i) = node{}
 	}
-	ws.n, ws.free = 0, ws.free[:0]
+	ws.n, ws.freed, ws.nfree = 0, 0, 0
 	// Keep up to 4K nodes of memory, or what the capacity hint made, for
 	// the next fill.
 	if keep := max(4096>>nodeChunkBits, ws.hintChunks); len(ws.chunks) > keep {
