@@ -339,3 +339,71 @@ func (s *Sweeper) Points() []Result {
 
 // Threshold returns the highest sustained achieved load so far.
 func (s *Sweeper) Threshold() float64 { return s.threshold }
+
+// SteadyFrom returns the index in wl.Ops of the first op after which every
+// worker that evicts has evicted (its cache was full): the fleet's steady
+// state, where stores and removes balance. ok is false when no worker
+// evicts or a worker that stores never does (its cache never filled).
+func SteadyFrom(wl *sim.Workload) (from int, ok bool) {
+	stores := map[flash.Worker]bool{}
+	full := map[flash.Worker]bool{}
+	for i, op := range wl.Ops {
+		if ev := op.Event; ev != nil {
+			stores[ev.Worker] = true
+			if ev.Kind == flash.KindRemoved && !full[ev.Worker] {
+				full[ev.Worker] = true
+				from = i + 1
+			}
+		}
+	}
+	return from, len(full) > 0 && len(full) == len(stores)
+}
+
+// Steady applies wl's events in order to a fresh index from f, on one
+// goroutine, and counts the heap allocations of the whole process over the
+// events of its steady state (SteadyFrom), and over the second half of
+// them, when the index has settled: its tables have reached the sizes the
+// churning content needs. events is 0 when wl has no steady state.
+func Steady(wl *sim.Workload, f Factory) (events int, allocs, lateAllocs uint64) {
+	from, ok := SteadyFrom(wl)
+	if !ok {
+		return 0, 0, 0
+	}
+	for _, op := range wl.Ops[from:] {
+		events += b2i(op.Event != nil)
+	}
+	idx := f()
+	defer idx.Close()
+	mallocs := func() uint64 {
+		var ms runtime.MemStats
+		idx.Flush()
+		runtime.ReadMemStats(&ms)
+		return ms.Mallocs
+	}
+	var m0, mHalf uint64
+	n := 0
+	for i, op := range wl.Ops {
+		if i == from {
+			m0 = mallocs()
+		}
+		if op.Event == nil {
+			continue
+		}
+		if i >= from {
+			if n == events/2 {
+				mHalf = mallocs()
+			}
+			n++
+		}
+		_ = idx.Apply(*op.Event)
+	}
+	end := mallocs()
+	return events, end - m0, end - mHalf
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

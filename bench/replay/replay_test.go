@@ -367,3 +367,62 @@ func TestSweeper_Interleaved(t *testing.T) {
 		}
 	}
 }
+
+// The steady state starts after the op at which the last worker to fill
+// its cache evicts for the first time: before it some worker has not
+// evicted yet, and from it on each has. Steady counts the events from it
+// and applies every event: its index ends holding what the model holds.
+func TestSteady_FromEveryCacheFull(t *testing.T) {
+	reqs, err := trace.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := trace.NewHasher(512)
+	wl := sim.Record(reqs[:2000], h, sim.Config{Workers: 4, CacheBlocks: 256})
+	from, ok := SteadyFrom(wl)
+	if !ok {
+		t.Fatal("no steady state: the caches should fill")
+	}
+	evicted := map[flash.Worker]bool{}
+	events := 0
+	for i, op := range wl.Ops {
+		if i == from-1 && (op.Event == nil || op.Event.Kind != flash.KindRemoved || evicted[op.Event.Worker]) {
+			t.Fatalf("op %d is not a worker's first eviction", i)
+		}
+		if i == from && len(evicted) != len(wl.Workers) {
+			t.Fatalf("steady from op %d, when %d of %d workers have evicted", from, len(evicted), len(wl.Workers))
+		}
+		if op.Event != nil {
+			if op.Event.Kind == flash.KindRemoved {
+				evicted[op.Event.Worker] = true
+			}
+			if i >= from {
+				events++
+			}
+		}
+		if i == from-2 && len(evicted) == len(wl.Workers) {
+			t.Fatalf("every worker has evicted before op %d", from-1)
+		}
+	}
+	var ix *flash.Indexer
+	n, _, _ := Steady(wl, func() flash.Index { ix = flash.New(flash.WithWriters(0), flash.WithMaxWorkers(4)); return ix })
+	if n != events || events == 0 {
+		t.Fatalf("Steady counted %d events, want %d", n, events)
+	}
+	m := model.New(flash.DefaultConfig())
+	for _, op := range wl.Ops {
+		if op.Event != nil {
+			_ = m.Apply(*op.Event)
+		}
+	}
+	for _, w := range wl.Workers {
+		if got, want := ix.BlockCount(w), m.BlockCount(w); got != want {
+			t.Fatalf("worker %v holds %d blocks, the model %d", w, got, want)
+		}
+	}
+
+	// A fleet whose caches never fill has no steady state.
+	if _, ok := SteadyFrom(sim.Record(reqs[:200], h, sim.Config{Workers: 4, CacheBlocks: 1 << 20})); ok {
+		t.Fatal("steady state without an eviction")
+	}
+}

@@ -188,6 +188,12 @@ type WLInfo struct {
 	QueryBlocks   int     `json:"query_blocks"`
 	HitRate       float64 `json:"prefix_hit_rate"`
 	SpanSeconds   float64 `json:"span_s"`
+	// Flash's allocations per event in the steady state (every engine's
+	// cache full, replay.Steady), and in its second half; SteadyEvents is
+	// 0 when no steady state was measured.
+	SteadyEvents         int     `json:"steady_events,omitempty"`
+	SteadyAllocsPerEvent float64 `json:"steady_allocs_per_event"`
+	LateAllocsPerEvent   float64 `json:"steady_late_allocs_per_event"`
 }
 
 // factory makes the backend's indexes; a synchronous flash (writers 0) gets a
@@ -385,6 +391,14 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 			row.BytesPerBlock = bytesPerBlock(wl, f)
 			if b == "flash" {
 				flashTh = th
+				pr.printf("%s, %d workers: steady state", b, workers)
+				info := &rep.Workloads[len(rep.Workloads)-1]
+				n, all, late := replay.Steady(wl, f)
+				if n > 0 {
+					info.SteadyEvents = n
+					info.SteadyAllocsPerEvent = float64(all) / float64(n)
+					info.LateAllocsPerEvent = float64(late) / float64(n-n/2)
+				}
 			}
 			rows = append(rows, row)
 			series = append(series, plots.Series{Name: b, Offered: row.offered, Achieved: row.achieve, Threshold: th})
@@ -474,6 +488,10 @@ func printTable(w io.Writer, rep *Report) {
 	for _, wl := range rep.Workloads {
 		fmt.Fprintf(w, "workload, %d workers: %d requests, %d events (%d stored, %d removed blocks), %d query blocks, prefix hit rate %.1f%%, %.0f s of trace\n",
 			wl.Workers, wl.Requests, wl.Events, wl.StoredBlocks, wl.RemovedBlocks, wl.QueryBlocks, 100*wl.HitRate, wl.SpanSeconds)
+		if wl.SteadyEvents > 0 {
+			fmt.Fprintf(w, "  flash in the steady state (every engine's cache full, %d events applied in order): %.4f allocs/event, %.4f in its second half\n",
+				wl.SteadyEvents, wl.SteadyAllocsPerEvent, wl.LateAllocsPerEvent)
+		}
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
