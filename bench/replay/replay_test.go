@@ -65,17 +65,7 @@ func testAppliesEverything(t *testing.T, idx *flash.Indexer, feeders int) {
 	if r.AllocsPerOp < 0 || r.GCShare < 0 || r.GCShare > 1 {
 		t.Fatalf("allocations per op %v, GC share %v", r.AllocsPerOp, r.GCShare)
 	}
-	m := model.New(flash.Config{MaxWorkers: 8})
-	for _, op := range wl.Ops {
-		if op.Event != nil {
-			_ = m.Apply(*op.Event)
-		}
-	}
-	for _, w := range wl.Workers {
-		if a, b := idx.BlockCount(w), m.BlockCount(w); a != b {
-			t.Fatalf("worker %v: %d blocks after replay, model %d", w, a, b)
-		}
-	}
+	m := checkHolds(t, wl, idx)
 	var sa, sb flash.Scores
 	for _, op := range wl.Ops[len(wl.Ops)-200:] {
 		if op.Query == nil {
@@ -409,20 +399,28 @@ func TestSteady_FromEveryCacheFull(t *testing.T) {
 	if n != events || events == 0 {
 		t.Fatalf("Steady counted %d events, want %d", n, events)
 	}
-	m := model.New(flash.DefaultConfig())
+	checkHolds(t, wl, ix)
+
+	// A fleet whose caches never fill has no steady state.
+	if _, ok := SteadyFrom(sim.Record(reqs[:200], h, sim.Config{Workers: 4, CacheBlocks: 1 << 20})); ok {
+		t.Fatal("steady state without an eviction")
+	}
+}
+
+// checkHolds feeds wl's events to the model and fails unless idx holds as
+// many blocks of every worker as the model does; it returns the model.
+func checkHolds(t *testing.T, wl *sim.Workload, idx flash.Index) *model.Model {
+	t.Helper()
+	m := model.New(flash.Config{MaxWorkers: len(wl.Workers)})
 	for _, op := range wl.Ops {
 		if op.Event != nil {
 			_ = m.Apply(*op.Event)
 		}
 	}
 	for _, w := range wl.Workers {
-		if got, want := ix.BlockCount(w), m.BlockCount(w); got != want {
-			t.Fatalf("worker %v holds %d blocks, the model %d", w, got, want)
+		if a, b := idx.BlockCount(w), m.BlockCount(w); a != b {
+			t.Fatalf("worker %v: %d blocks after replay, model %d", w, a, b)
 		}
 	}
-
-	// A fleet whose caches never fill has no steady state.
-	if _, ok := SteadyFrom(sim.Record(reqs[:200], h, sim.Config{Workers: 4, CacheBlocks: 1 << 20})); ok {
-		t.Fatal("steady state without an eviction")
-	}
+	return m
 }
