@@ -718,6 +718,15 @@ func (l *Locked) Put(val uint64) {
 		if t.capacity() < quadrupleBelow {
 			need *= 2 // twice the room: 4× the keys' slots instead of 2×
 		}
+		if c := t.capacity(); need*8 <= c*5 && t.live*8 >= c {
+			// Full of tombstones, its keys at most 5/8 of it and at least
+			// 1/8: rebuilt at its size. Sized for its keys alone, a table
+			// whose keys hover about half of it would double and halve
+			// again as the count crossed half at each rebuild, allocating
+			// every time; a fleet's prompts span many positions alike, so
+			// their tables flip together.
+			need = c / 2
+		}
 		t = l.rebuild(t, need)
 		i, _ = t.find(l.key, l.h)
 	}

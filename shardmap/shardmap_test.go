@@ -327,6 +327,69 @@ func TestMap_SteadyChurnReusesTables(t *testing.T) {
 	}
 }
 
+// Tables whose live keys hover about half their size while they churn are
+// rebuilt at their size as tombstones fill them. Growing whenever a rebuild
+// found a key past half would double a table and halve it again as the
+// count moved across: a table allocated each time, and twice the memory
+// every other time (a fleet's prompts span many positions alike, so their
+// tables flip together: the soak test's heap rose 9.5% that way).
+func TestMap_ChurnAtHalfKeepsItsSize(t *testing.T) {
+	const positions = 4 // spares stay within a quarter of the live bytes
+	m := shardmap.New(shardmap.WithShardBits(0))
+	key := func(pos, i int) uint64 { return (uint64(pos+1)<<40 | uint64(i+1)) * 0x9E3779B97F4A7C15 }
+	var lo, hi [positions]int // each position holds keys [lo, hi)
+	add := func(pos, n int) {
+		for ; n > 0; n-- {
+			put(m, pos, key(pos, hi[pos]), uint64(hi[pos]+1))
+			hi[pos]++
+		}
+	}
+	drop := func(pos, n int) {
+		for ; n > 0; n-- {
+			put(m, pos, key(pos, lo[pos]), 0)
+			lo[pos]++
+		}
+	}
+	for pos := range positions {
+		add(pos, 700) // 1,024 slots as they grow
+		drop(pos, 220)
+	}
+	churn := func() { // live keys 480 → 560 → 480 at each position
+		for pos := range positions {
+			add(pos, 80)
+			drop(pos, 80)
+		}
+	}
+	for range 100 {
+		churn()
+	}
+	slots := m.Stats().Slots
+	e := m.Epoch()
+	if n := testing.AllocsPerRun(1, func() {
+		for range 100 {
+			churn()
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations in 100 rounds", n)
+	}
+	for range 100 {
+		churn()
+		if s := m.Stats().Slots; s != slots {
+			t.Fatalf("tables of %d slots became %d", slots, s)
+		}
+	}
+	if m.Epoch() == e {
+		t.Fatal("no table was rebuilt: the test measures nothing")
+	}
+	for pos := range positions {
+		for i := lo[pos]; i < hi[pos]; i++ {
+			if m.Get(pos, key(pos, i)) != uint64(i+1) {
+				t.Fatalf("key %d at %d lost", i, pos)
+			}
+		}
+	}
+}
+
 // A reader that loaded a table and stalled while the table was replaced
 // and reused for another position reads that position's keys there: the
 // table position 0 had becomes position 1's. The map's Epoch has moved by
