@@ -38,14 +38,18 @@
 // and a key that comes back revives its own slot. So a reader that sees a key
 // reads that key's value, old or new. Growth and compaction build a new table
 // (live entries only) and publish it with one atomic store; a reader still on
-// the old table sees a consistent, slightly stale picture. The old table is
-// kept as a spare of its size (within a quarter of the live tables' bytes)
-// or left to the garbage collector. A spare taken for reuse is cleared and
-// refilled under a reader that may still probe it, so the map's Epoch
-// advances before the first write to it: a reader that saw Epoch unchanged
-// across its probes read no reused table (Get retries; Peek's callers
-// check). A full cache in steady state rebuilds tables at the size they
-// have and so allocates nothing.
+// the old table sees a consistent, slightly stale picture. The old table
+// (or a dropped one) is kept as a spare of its size, while the spares stay
+// within a quarter of the live tables' bytes (past it, the spares of the
+// sizes least recently asked for go to the garbage collector). A table is
+// made from a spare of its size or of twice it when there is one. A spare
+// taken for reuse is cleared and refilled under a reader that may still
+// probe it, so the map's Epoch advances before the first write to it: a
+// reader that saw Epoch unchanged across its probes read no reused table
+// (Get retries; Peek's callers check). A full cache in steady state
+// rebuilds tables at the size they have, and moves content between
+// positions whose tables grow and shrink through sizes the spares hold: it
+// allocates (nearly) nothing.
 //
 // # Invariants
 //
@@ -56,8 +60,10 @@
 //     a spare, and then only after Epoch has advanced; on machines that may
 //     reorder plain stores, every write to a table is an atomic store.
 //   - Tombstones are dropped by the next rebuild, which happens when used
-//     would pass 3/4 of the capacity, and a table whose live keys fall under
-//     1/16 of its capacity is rebuilt smaller: memory follows live keys.
+//     would pass 3/4 of the capacity; it keeps the table's size while the
+//     live keys are between 1/8 and 5/8 of it, and a table whose live keys
+//     fall under 1/16 of its capacity is rebuilt smaller: memory follows
+//     live keys, without flipping between two sizes.
 //   - Past the first hotPositions positions, a shard's table is dropped
 //     (its pointer set to nil) with its last live key, and a level counts
 //     its shards with a table. When few deep levels hold one, the trailing

@@ -41,8 +41,9 @@ type table struct {
 	base  unsafe.Pointer // &slots[0]: probes index without bounds checks
 	slots []uint64       // key, value interleaved; 2*(mask+1) words
 	zero  atomic.Uint64
-	used  int // keys set, live or tombstone (writers only)
-	live  int // keys with a value, key 0 included (writers only)
+	used  int    // keys set, live or tombstone (writers only)
+	live  int    // keys with a value, key 0 included (writers only)
+	next  *table // the next spare of its size (tableAlloc)
 }
 
 // tableAlloc hands out tables. Small ones (up to carveWords words of
@@ -50,34 +51,35 @@ type table struct {
 // chunks of chunkWords: a map spread over hundreds of positions builds a
 // thousand small tables as it fills, and an allocation each for header and
 // slots would be most of its writers' allocations. Larger tables are
-// allocated on their own, header included: a batch of headers kept
-// reachable by one live table must not keep replaced large tables' slots.
+// allocated on their own, header included.
 //
-// A replaced table larger than the carved ones is kept as its size's spare
-// while the map has a live table of that size and the spares stay within
-// 1/spareShare of the live tables' bytes; the next table of that size is
-// the spare, cleared. A full cache in steady state rebuilds its tables at
-// the size they have (tombstones fill them), and then allocates nothing. A
-// reader may still be probing a replaced table, so taking a spare first
-// advances the map's Epoch; what a reader read is sure only if Epoch did
-// not move meanwhile (Get checks it; Peek leaves it to the caller). A size
-// whose last live table goes drops its spare, and spares past the share
-// go, largest first: memory follows the live tables. (A carved table is
-// never a spare: it would keep its whole chunk reachable.)
+// A replaced or dropped table becomes a spare of its size, while the
+// spares stay within 1/spareShare of the live tables' bytes; the next
+// table of that size is a spare, cleared. So a full cache in steady state,
+// whose content moves between positions (tables grow at some and shrink
+// or go at others) and whose tables fill with tombstones (rebuilt at the
+// size they have), allocates nothing. A reader may still be probing a
+// replaced table, so taking a spare first advances the map's Epoch; what
+// a reader read is sure only if Epoch did not move meanwhile (Get checks
+// it; Peek leaves it to the caller). Past the share, the spares of the
+// sizes least recently asked for go first: memory follows the live
+// tables. (A small spare keeps its chunk reachable, as the chunk's live
+// tables do; when content leaves, the live bytes and with them the spares
+// fall.)
 type tableAlloc struct {
 	mu      sync.Mutex
 	headers []table  // the current batch's unused headers
 	words   []uint64 // the current chunk's unused words
-	// live counts the live tables of each size (log2 of the capacity);
-	// spare is each size's replaced table, if kept; the bytes are their
-	// slots'.
-	live                  [64]int32
+	// spare lists each size's spares (log2 of the capacity); the bytes
+	// are their slots'.
 	spare                 [64]*table
 	liveBytes, spareBytes int
+	// used is when each size was last asked for or left, on clock.
+	used  [64]uint64
+	clock uint64
 }
 
-// spareShare: spares take at most a quarter of the live tables' bytes (a
-// map of four tables of one size keeps one spare).
+// spareShare: spares take at most a quarter of the live tables' bytes.
 const spareShare = 4
 
 const (
@@ -87,20 +89,27 @@ const (
 )
 
 // newTable returns an empty table of capacity slots (a power of two, at
-// least minCapacity): its size's spare, cleared, or a new one.
+// least minCapacity), or of twice that: a spare, cleared, or a new one.
 func (m *Map) newTable(capacity int) *table {
 	n := 2 * capacity
 	a := &m.alloc
 	cls := bits.TrailingZeros(uint(capacity))
 	a.mu.Lock()
-	a.live[cls]++
 	a.liveBytes += 8 * n
-	if t := a.spare[cls]; t != nil {
-		a.spare[cls] = nil
-		a.spareBytes -= 8 * n
-		a.mu.Unlock()
-		m.recycle(t)
-		return t
+	a.clock++
+	a.used[cls] = a.clock
+	// A spare of its size, or else of twice it: content moves between
+	// positions, and the sizes its tables need drift as it does.
+	for c := cls; c <= cls+1; c++ {
+		if t := a.spare[c]; t != nil {
+			a.spare[c], t.next = t.next, nil
+			a.used[c] = a.clock
+			a.spareBytes -= 8 * len(t.slots)
+			a.liveBytes += 8*len(t.slots) - 8*n
+			a.mu.Unlock()
+			m.recycle(t)
+			return t
+		}
 	}
 	var t *table
 	var slots []uint64
@@ -126,31 +135,38 @@ func (m *Map) newTable(capacity int) *table {
 }
 
 // retire takes t, which its writer has just replaced or dropped, out of
-// the live tables, keeping it as its size's spare when the map has
-// another live table of that size and no spare for it yet.
+// the live tables and keeps it as a spare of its size; then, while the
+// spares pass their share of the live bytes, drops spares of the sizes
+// least recently asked for or left.
 func (m *Map) retire(t *table) {
 	a := &m.alloc
 	cls, b := bits.TrailingZeros(uint(t.capacity())), 8*len(t.slots)
 	a.mu.Lock()
-	a.live[cls]--
 	a.liveBytes -= b
-	if a.live[cls] > 0 && a.spare[cls] == nil && b > 8*carveWords {
-		a.spare[cls] = t
-		a.spareBytes += b
-	}
-	for c := len(a.spare) - 1; c >= 0 && a.spareBytes > 0; c-- {
-		if sp := a.spare[c]; sp != nil && (a.live[c] == 0 || a.spareBytes*spareShare > a.liveBytes) {
-			a.spare[c] = nil
-			a.spareBytes -= 8 * len(sp.slots)
+	a.clock++
+	a.used[cls] = a.clock
+	t.next, a.spare[cls] = a.spare[cls], t
+	a.spareBytes += b
+	// Past the share, the spares of the size least recently asked for or
+	// left go first.
+	for a.spareBytes*spareShare > a.liveBytes {
+		c := -1
+		for k, sp := range a.spare {
+			if sp != nil && (c < 0 || a.used[k] < a.used[c]) {
+				c = k
+			}
 		}
+		sp := a.spare[c]
+		a.spare[c], sp.next = sp.next, nil
+		a.spareBytes -= 8 * len(sp.slots)
 	}
 	a.mu.Unlock()
 }
 
-// recycle empties t, a replaced table, for its next use. Readers may still
-// probe it: the epoch moves first, and on machines that may reorder plain
-// stores past it (and under the race detector) the words are cleared with
-// atomic stores, which stay after it.
+// recycle empties t, a spare, for its next use. Readers may still probe
+// it: the epoch moves first, and on machines that may reorder plain stores
+// past it (and under the race detector) the words are cleared with atomic
+// stores, which stay after it.
 func (m *Map) recycle(t *table) {
 	m.recycles.Add(1)
 	if order.StoresInOrder && !order.Race {
@@ -821,7 +837,7 @@ func (m *Map) Stats() Stats {
 	a := &m.alloc
 	a.mu.Lock()
 	for _, t := range a.spare {
-		if t != nil {
+		for ; t != nil; t = t.next {
 			s.Spares++
 			s.Bytes += 8*len(t.slots) + 64
 		}

@@ -390,6 +390,56 @@ func TestMap_ChurnAtHalfKeepsItsSize(t *testing.T) {
 	}
 }
 
+// Content that moves between positions, as a full cache's does: a set of
+// keys leaves one deep position (its table goes with its last key) and
+// arrives at another (whose table grows from the smallest size through
+// every size to the set's). Once the sizes' spares are in place, a move
+// allocates nothing, small tables included, while the rest of the map
+// holds enough keys for the spares' share.
+func TestMap_MovingContentReusesTables(t *testing.T) {
+	const base, moving, from = 3000, 300, 1500 // 4,096 slots at 0; 512 moving
+	m := shardmap.New(shardmap.WithShardBits(0))
+	key := func(i int) uint64 { return uint64(i+2) * 0x9E3779B97F4A7C15 }
+	for i := range base {
+		put(m, 0, key(i), 1)
+	}
+	put(m, from+2, key(-1), 1) // the deep levels stay
+	at := from
+	move := func() {
+		to := 2*from + 1 - at
+		for i := range moving {
+			put(m, to, key(base+i), uint64(to))
+		}
+		for i := range moving {
+			put(m, at, key(base+i), 0)
+		}
+		at = to
+	}
+	for range 8 {
+		move()
+	}
+	e := m.Epoch()
+	// One run of 64 moves: AllocsPerRun rounds an average down.
+	if n := testing.AllocsPerRun(1, func() {
+		for range 64 {
+			move()
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations in 64 moves of %d keys", n, moving)
+	}
+	if m.Epoch() == e {
+		t.Fatal("no table was reused: the test measures nothing")
+	}
+	for i := range moving {
+		if got, other := m.Get(at, key(base+i)), m.Get(2*from+1-at, key(base+i)); got != uint64(at) || other != 0 {
+			t.Fatalf("key %d: %d at %d, %d at the other position", i, got, at, other)
+		}
+	}
+	if s := m.Stats(); s.Keys != base+moving+1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
 // A reader that loaded a table and stalled while the table was replaced
 // and reused for another position reads that position's keys there: the
 // table position 0 had becomes position 1's. The map's Epoch has moved by
