@@ -812,6 +812,7 @@ type Stats struct {
 	Tombstones int
 	Slots      int // capacity, all tables
 	Spares     int // replaced tables kept for reuse (tableAlloc)
+	SpareBytes int // their slots' bytes
 	Bytes      int // table memory, spares included
 }
 
@@ -839,6 +840,7 @@ func (m *Map) Stats() Stats {
 	for _, t := range a.spare {
 		for ; t != nil; t = t.next {
 			s.Spares++
+			s.SpareBytes += 8 * len(t.slots)
 			s.Bytes += 8*len(t.slots) + 64
 		}
 	}

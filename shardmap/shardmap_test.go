@@ -440,6 +440,35 @@ func TestMap_MovingContentReusesTables(t *testing.T) {
 	}
 }
 
+// Spares follow the live tables: while content churns they stay within a
+// quarter of the live tables' bytes, and when it leaves (the deep tables go
+// with their last keys) they go too.
+func TestMap_SparesFollowContent(t *testing.T) {
+	const from, positions, keys = 2000, 16, 300 // 512-slot tables, dropped when empty
+	m := shardmap.New(shardmap.WithShardBits(0))
+	key := func(pos, i int) uint64 { return (uint64(pos)<<32 | uint64(i+1)) * 0x9E3779B97F4A7C15 }
+	fill := func(pos int, val uint64) {
+		for i := range keys {
+			put(m, pos, key(pos, i), val)
+		}
+	}
+	for round := range 4 {
+		for pos := from; pos < from+positions; pos++ {
+			fill(pos, 1)
+		}
+		s := m.Stats()
+		if s.Keys != positions*keys || s.Spares == 0 || 4*s.SpareBytes > 16*s.Slots {
+			t.Fatalf("round %d, full: %+v", round, s)
+		}
+		for pos := from; pos < from+positions; pos++ {
+			fill(pos, 0)
+		}
+		if s := m.Stats(); s.Keys != 0 || s.Tables != 0 || s.Spares != 0 {
+			t.Fatalf("round %d, emptied: %+v", round, s)
+		}
+	}
+}
+
 // A reader that loaded a table and stalled while the table was replaced
 // and reused for another position reads that position's keys there: the
 // table position 0 had becomes position 1's. The map's Epoch has moved by
