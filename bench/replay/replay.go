@@ -370,7 +370,9 @@ func Steady(wl *sim.Workload, f Factory) (events int, allocs, lateAllocs uint64)
 		return 0, 0, 0
 	}
 	for _, op := range wl.Ops[from:] {
-		events += b2i(op.Event != nil)
+		if op.Event != nil {
+			events++
+		}
 	}
 	idx := f()
 	defer idx.Close()
@@ -399,11 +401,4 @@ func Steady(wl *sim.Workload, f Factory) (events int, allocs, lateAllocs uint64)
 	}
 	end := mallocs()
 	return events, end - m0, end - mHalf
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -20,8 +20,12 @@ func (o *Owner) Check(ws *State) {
 	kids := slices.Grow(o.checkKids[:0], int(ws.n))[:ws.n]
 	clear(kids)
 	o.checkKids = kids
+	dead := uint32(0)
 	for i := uint32(0); i < ws.n; i++ {
-		if n := ws.node(i); n.live() && n.parent != 0 {
+		switch n := ws.node(i); {
+		case !n.live():
+			dead++
+		case n.parent != 0:
 			kids[n.parent-1]++
 		}
 	}
@@ -31,10 +35,6 @@ func (o *Owner) Check(ws *State) {
 			fail("free list reaches node %d, live or past a loop", f-1)
 		}
 		free++
-	}
-	dead := uint32(0)
-	for i := uint32(0); i < ws.n; i++ {
-		dead += uint32(b2u(!ws.node(i).live()))
 	}
 	if free != ws.nfree || free != dead {
 		fail("free list of %d nodes counts %d; %d nodes are not live", free, ws.nfree, dead)
@@ -146,11 +146,4 @@ func (o *Owner) Check(ws *State) {
 // worker slot w.
 func (o *Owner) holds(pos int, seq uint64, w int) bool {
 	return o.W.Sets.Holds(o.W.Tab, pos, seq, w)
-}
-
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
