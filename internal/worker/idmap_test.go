@@ -117,19 +117,19 @@ func TestIDMap_RandomOps(t *testing.T) {
 }
 
 // matchTags against a loop over the tags, for every tag value a bucket can
-// hold (0 for free slots, 1…128 for ids).
+// hold (0 for free slots, 1…255 for ids).
 func TestIDMap_MatchTags(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 20000 {
 		var bk idBucket
 		for j := range bk.tags {
-			bk.tags[j] = uint8(r.IntN(129))
+			bk.tags[j] = uint8(r.IntN(256))
 			if r.IntN(2) == 0 {
 				bk.tags[j] = bk.tags[r.IntN(j+1)] // repeats
 			}
 		}
 		bk.over = uint8(r.IntN(256))
-		for _, tag := range append(bk.tags[:], uint8(r.IntN(129))) {
+		for _, tag := range append(bk.tags[:], uint8(r.IntN(256))) {
 			var want uint32
 			for j, x := range bk.tags {
 				if x == tag {
@@ -140,5 +140,25 @@ func TestIDMap_MatchTags(t *testing.T) {
 				t.Fatalf("tags %v, tag %d: %012b, want %012b", bk.tags, tag, got, want)
 			}
 		}
+	}
+}
+
+// An id's tag is its hash's top byte, 0 taken as 1: 255 values, so a probe
+// for a new id reads a node for a false match at half intMap's rate.
+func TestIDMap_TagIsTheTopByte(t *testing.T) {
+	seen := map[uint8]bool{}
+	for b := range 256 {
+		h := uint64(b)<<56 | 0x00AB_CDEF_0123_4567
+		want := uint8(b)
+		if b == 0 {
+			want = 1
+		}
+		if got := idTag(h); got != want {
+			t.Fatalf("idTag(%#x) = %d, want %d", h, got, want)
+		}
+		seen[idTag(h)] = true
+	}
+	if len(seen) != 255 || seen[0] {
+		t.Fatalf("%d tag values (0 among them: %v), want 255 nonzero", len(seen), seen[0])
 	}
 }

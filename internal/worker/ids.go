@@ -10,7 +10,7 @@ import (
 )
 
 // idMap is a worker's map from engine ids to its nodes. It keeps no keys: a
-// slot is a tag (0 empty, else 7 bits of the id's keyed hash) and a value
+// slot is a tag (0 empty, else the top byte of the id's keyed hash) and a value
 // that names where the id is written:
 //
 //	v < idClaim            node v, whose ext is the id (the node's first)
@@ -104,8 +104,19 @@ func (m *idMap) at(s int) *uint32 { return &m.b[s>>idSlotBits].vals[s&(1<<idSlot
 // matchTags returns a bit per slot of bk whose tag is tag.
 func matchTags(bk *idBucket, tag uint8) uint32 {
 	lo := binary.LittleEndian.Uint64(bk.tags[0:8])
-	hi := uint64(binary.LittleEndian.Uint32(bk.tags[8:12])) | 0xFFFF_FFFF<<32 // no tag is 0xFF
-	return byteMatch(lo, tag) | byteMatch(hi, tag)<<8
+	hi := uint64(binary.LittleEndian.Uint32(bk.tags[8:12]))
+	return (byteMatch(lo, tag) | byteMatch(hi, tag)<<8) & (1<<idBucketSlots - 1)
+}
+
+// idTag is an id's tag: the top byte of its hash, 1 for 0 (0 marks a free
+// slot). Of 255 values, not intMap's 128: a probe for a new id, the most
+// common one, then reads a node for a false match half as often.
+func idTag(h uint64) uint8 {
+	t := uint8(h >> 56)
+	if t == 0 {
+		t = 1
+	}
+	return t
 }
 
 // byteMatch returns a bit per byte of w that equals t.
@@ -144,7 +155,7 @@ func (ws *State) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1)
 func (ws *State) idFind(k uint64) (s int, ok bool, h uint64) {
 	m := &ws.ids
 	h = ws.idHash(k)
-	tag := tagOf(h)
+	tag := idTag(h)
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
 		for c := matchTags(bk, tag); c != 0; c &= c - 1 {
@@ -168,7 +179,7 @@ func (ws *State) idInsert(h uint64, v uint32) int {
 		bk := &m.b[b]
 		if free := matchTags(bk, 0); free != 0 {
 			j := bits.TrailingZeros32(free)
-			bk.tags[j], bk.vals[j] = tagOf(h), v
+			bk.tags[j], bk.vals[j] = idTag(h), v
 			return int(b)<<idSlotBits | j
 		}
 		if bk.over != 255 {

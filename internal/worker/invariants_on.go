@@ -127,8 +127,8 @@ func (o *Owner) Check(ws *State) {
 				fail("engine id %x names a free node %d", k, ni)
 			}
 			h := ws.idHash(uint64(k))
-			if tagOf(h) != tag {
-				fail("engine id %x under tag %d, its hash's is %d", k, tag, tagOf(h))
+			if idTag(h) != tag {
+				fail("engine id %x under tag %d, its hash's is %d", k, tag, idTag(h))
 			}
 			for p := h & m.bmask; p != uint64(b); p = (p + 1) & m.bmask {
 				over[p]++
