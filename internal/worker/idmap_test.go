@@ -116,28 +116,44 @@ func TestIDMap_RandomOps(t *testing.T) {
 	}
 }
 
-// matchTags against a loop over the tags, for every tag value a bucket can
-// hold (0 for free slots, 1…255 for ids).
+// match against a loop over the tags, for every tag value a bucket can
+// hold (0 for free slots, 1…255 for ids), and tag against setTag.
 func TestIDMap_MatchTags(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 20000 {
 		var bk idBucket
-		for j := range bk.tags {
-			bk.tags[j] = uint8(r.IntN(256))
+		var tags [idBucketSlots]uint8
+		for j := range tags {
+			tags[j] = uint8(r.IntN(256))
 			if r.IntN(2) == 0 {
-				bk.tags[j] = bk.tags[r.IntN(j+1)] // repeats
+				tags[j] = tags[r.IntN(j+1)] // repeats
 			}
 		}
 		bk.over = uint8(r.IntN(256))
-		for _, tag := range append(bk.tags[:], uint8(r.IntN(256))) {
+		for _, j := range r.Perm(idBucketSlots) {
+			bk.setTag(j, uint8(r.IntN(256))) // overwritten below
+		}
+		for _, j := range r.Perm(idBucketSlots) {
+			bk.setTag(j, tags[j])
+		}
+		for j, x := range tags {
+			if got := bk.tag(j); got != x {
+				t.Fatalf("tags %v: slot %d has %d", tags, j, got)
+			}
+		}
+		for _, tag := range append(tags[:], uint8(r.IntN(256))) {
 			var want uint32
-			for j, x := range bk.tags {
+			for j, x := range tags {
 				if x == tag {
 					want |= 1 << j
 				}
 			}
-			if got := matchTags(&bk, tag); got != want {
-				t.Fatalf("tags %v, tag %d: %012b, want %012b", bk.tags, tag, got, want)
+			got := bk.match(tag)
+			if tag == 0 {
+				got = bk.free()
+			}
+			if got != want {
+				t.Fatalf("tags %v, tag %d: %012b, want %012b", tags, tag, got, want)
 			}
 		}
 	}

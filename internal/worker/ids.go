@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
@@ -43,11 +42,44 @@ type idMap struct {
 const idBucketSlots = 12
 
 type idBucket struct {
-	tags [idBucketSlots]uint8
+	// The slots' tags, a byte each: slot j's is byte j of tlo (bits
+	// 8j…8j+7), slot 8+j's byte j of thi. Kept as words, not bytes, so
+	// that matching reads them with no byte order to mind and inlines.
+	tlo  uint64
+	thi  uint32
 	over uint8 // ids placed past this bucket, which was full on their probe
 	_    [3]uint8
 	vals [idBucketSlots]uint32
 }
+
+// tag returns slot j's tag.
+func (bk *idBucket) tag(j int) uint8 {
+	if j < 8 {
+		return uint8(bk.tlo >> (8 * uint(j)))
+	}
+	return uint8(bk.thi >> (8 * uint(j-8)))
+}
+
+// setTag sets slot j's tag to t.
+func (bk *idBucket) setTag(j int, t uint8) {
+	if j < 8 {
+		sh := 8 * uint(j)
+		bk.tlo = bk.tlo&^(0xFF<<sh) | uint64(t)<<sh
+		return
+	}
+	sh := 8 * uint(j-8)
+	bk.thi = bk.thi&^(0xFF<<sh) | uint32(t)<<sh
+}
+
+// match returns a bit per slot whose tag is t, and for t = 0 four bits
+// more (12–15: thi's upper half); free does without them.
+func (bk *idBucket) match(t uint8) uint32 {
+	p := 0x0101_0101_0101_0101 * uint64(t)
+	return zeroBytes(bk.tlo^p) | zeroBytes(uint64(bk.thi)^p)<<8
+}
+
+// free returns a bit per free slot.
+func (bk *idBucket) free() uint32 { return bk.match(0) & (1<<idBucketSlots - 1) }
 
 // An id's slot is named by its bucket and its index in it, b<<4 | j; -1 is
 // id 0's place.
@@ -101,13 +133,6 @@ func (m *idMap) slots() int { return len(m.b) * idBucketSlots }
 // at returns the value of slot s.
 func (m *idMap) at(s int) *uint32 { return &m.b[s>>idSlotBits].vals[s&(1<<idSlotBits-1)] }
 
-// matchTags returns a bit per slot of bk whose tag is tag.
-func matchTags(bk *idBucket, tag uint8) uint32 {
-	lo := binary.LittleEndian.Uint64(bk.tags[0:8])
-	hi := uint64(binary.LittleEndian.Uint32(bk.tags[8:12]))
-	return (byteMatch(lo, tag) | byteMatch(hi, tag)<<8) & (1<<idBucketSlots - 1)
-}
-
 // idTag is an id's tag: the top byte of its hash, 1 for 0 (0 marks a free
 // slot). Of 255 values, not intMap's 128: a probe for a new id, the most
 // common one, then reads a node for a false match half as often.
@@ -119,10 +144,9 @@ func idTag(h uint64) uint8 {
 	return t
 }
 
-// byteMatch returns a bit per byte of w that equals t.
-func byteMatch(w uint64, t uint8) uint32 {
-	const lo7, ones = 0x7F7F_7F7F_7F7F_7F7F, 0x0101_0101_0101_0101
-	x := w ^ ones*uint64(t)
+// zeroBytes returns a bit per byte of x that is 0.
+func zeroBytes(x uint64) uint32 {
+	const lo7 = 0x7F7F_7F7F_7F7F_7F7F
 	// A byte's top bit is set where the byte of x is 0: exact, no carries
 	// between bytes.
 	y := ^((x&lo7 + lo7) | x | lo7)
@@ -151,21 +175,28 @@ func (ws *State) idNode(v uint32) uint32 {
 
 func (ws *State) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
 
-// idFind returns the slot of id k (not 0) and true, or false; and k's hash.
-func (ws *State) idFind(k uint64) (s int, ok bool, h uint64) {
+// idFind returns the slot of id k (not 0) and true, or false; and k's hash;
+// and, when k is absent and its probe ended in its home bucket with a free
+// slot, that slot (where idInsert would put k), else -1.
+func (ws *State) idFind(k uint64) (s int, ok bool, h uint64, free int) {
 	m := &ws.ids
 	h = ws.idHash(k)
 	tag := idTag(h)
-	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
+	home := h & m.bmask
+	for b := home; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
-		for c := matchTags(bk, tag); c != 0; c &= c - 1 {
+		for c := bk.match(tag); c != 0; c &= c - 1 {
 			j := bits.TrailingZeros32(c)
 			if ws.idKey(bk.vals[j]) == k {
-				return int(b)<<idSlotBits | j, true, h
+				return int(b)<<idSlotBits | j, true, h, -1
 			}
 		}
 		if bk.over == 0 {
-			return 0, false, h
+			free = -1
+			if f := bk.free(); f != 0 && b == home {
+				free = int(b)<<idSlotBits | bits.TrailingZeros32(f)
+			}
+			return 0, false, h, free
 		}
 	}
 }
@@ -177,9 +208,10 @@ func (ws *State) idInsert(h uint64, v uint32) int {
 	m := &ws.ids
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
-		if free := matchTags(bk, 0); free != 0 {
+		if free := bk.free(); free != 0 {
 			j := bits.TrailingZeros32(free)
-			bk.tags[j], bk.vals[j] = idTag(h), v
+			bk.setTag(j, idTag(h))
+			bk.vals[j] = v
 			return int(b)<<idSlotBits | j
 		}
 		if bk.over != 255 {
@@ -194,7 +226,7 @@ func (ws *State) getID(k uint64) (uint32, bool) {
 	if k == 0 {
 		return ws.idNode(m.zv), m.hasZ
 	}
-	if s, ok, _ := ws.idFind(uint64(k)); ok {
+	if s, ok, _, _ := ws.idFind(uint64(k)); ok {
 		return ws.idNode(*m.at(s)), true
 	}
 	return 0, false
@@ -215,13 +247,20 @@ func (ws *State) claimID(k uint64, i int) (slot int, v uint32, found bool) {
 		m.n++
 		return -1, m.zv, false
 	}
-	s, ok, h := ws.idFind(uint64(k))
+	s, ok, h, free := ws.idFind(uint64(k))
 	if ok {
 		return s, *m.at(s), true
 	}
 	m.n++
 	v = idClaim | uint32(i)
-	return ws.idInsert(h, v), v, false
+	if free < 0 {
+		return ws.idInsert(h, v), v, false
+	}
+	// The probe showed where k goes: no second one.
+	bk := &m.b[free>>idSlotBits]
+	bk.setTag(free&(1<<idSlotBits-1), idTag(h))
+	bk.vals[free&(1<<idSlotBits-1)] = v
+	return free, v, false
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
@@ -279,7 +318,7 @@ func (ws *State) dropID(k uint64) (uint32, bool) {
 		m.hasZ, v = false, m.zv
 		m.n--
 	} else {
-		s, ok, h := ws.idFind(uint64(k))
+		s, ok, h, _ := ws.idFind(uint64(k))
 		if !ok {
 			return 0, false
 		}
@@ -308,7 +347,7 @@ func (ws *State) idDelete(h uint64, s int) {
 	m := &ws.ids
 	m.n--
 	last := uint64(s >> idSlotBits)
-	m.b[last].tags[s&(1<<idSlotBits-1)] = 0
+	m.b[last].setTag(s&(1<<idSlotBits-1), 0)
 	for b := h & m.bmask; b != last; b = (b + 1) & m.bmask {
 		if m.b[b].over != 255 {
 			m.b[b].over--
@@ -374,8 +413,8 @@ func (ws *State) eachID(f func(k uint64, node uint32)) {
 	}
 	for b := range m.b {
 		bk := &m.b[b]
-		for j, tag := range bk.tags {
-			if tag != 0 {
+		for j := range idBucketSlots {
+			if bk.tag(j) != 0 {
 				f(uint64(ws.idKey(bk.vals[j])), ws.idNode(bk.vals[j]))
 			}
 		}

@@ -114,7 +114,8 @@ func (o *Owner) Check(ws *State) {
 	}
 	o.checkOver = over
 	for b := range m.b {
-		for j, tag := range m.b[b].tags {
+		for j := range idBucketSlots {
+			tag := m.b[b].tag(j)
 			if tag == 0 {
 				continue
 			}
