@@ -123,6 +123,11 @@ func (wr *Writer) Attach(pos int, seq uint64, w int) (had bool) {
 // the prefetches.
 func (wr *Writer) Key(seq uint64) shardmap.Key { return wr.Tab.Key(seq) }
 
+// Direct reports whether the lane is alone on its table of one-word sets:
+// then AttachKey(pos, k, w) is Tab.ExclusiveOrKey(pos, k, 1<<w), which a
+// caller on the per-block path calls itself (AttachKey does not inline).
+func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
+
 // AttachKey is Attach of the sequence hash k.K, which Key made.
 func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 	s, seq := wr.Sets, k.K

@@ -177,12 +177,17 @@ func (ws *State) newNode(n node) uint32 {
 		ws.n++
 	}
 	*ws.node(i) = n
-	if ws.complex {
-		if int(i>>nodeChunkBits) == len(ws.links) {
-			ws.links = append(ws.links, make([]nodeLinks, 1<<nodeChunkBits))
+	if !ws.complex {
+		// link's simple case, written out: a call per stored block.
+		if n.parent != 0 {
+			ws.node(n.parent - 1).kids++
 		}
-		*ws.lk(i) = nodeLinks{}
+		return i
 	}
+	if int(i>>nodeChunkBits) == len(ws.links) {
+		ws.links = append(ws.links, make([]nodeLinks, 1<<nodeChunkBits))
+	}
+	*ws.lk(i) = nodeLinks{}
 	ws.link(i, n.parent)
 	return i
 }
@@ -378,7 +383,13 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, pa
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
-		if !o.W.AttachKey(int(pos), key, ws.Slot) {
+		var had bool
+		if bit := uint64(1) << ws.Slot; o.W.Direct() {
+			had = o.W.Tab.ExclusiveOrKey(int(pos), key, bit)&bit != 0
+		} else {
+			had = o.W.AttachKey(int(pos), key, ws.Slot)
+		}
+		if !had {
 			// A new node: the id is its own.
 			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeOwnID | nodeAttached})
 			ws.setSlot(slot, ni)
