@@ -183,8 +183,16 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	l.Unlock()
 }
 
-// PrefetchTable asks for the table header of (pos, k.K).
-func (wr *Writer) PrefetchTable(pos int, k shardmap.Key) { wr.Tab.PrefetchTable(pos, k) }
+// PrefetchTable asks for the table header of (pos, k.K) when the table is
+// shared with other lanes. A lane alone on its table has one header a
+// position, which its stores keep in cache: asking for it cost more than
+// it saved (building the trace's index without it: 3% faster at 16
+// workers, 4.5% at 96).
+func (wr *Writer) PrefetchTable(pos int, k shardmap.Key) {
+	if !wr.Excl {
+		wr.Tab.PrefetchTable(pos, k)
+	}
+}
 
 // PrefetchBucket asks for the first bucket of (pos, k.K).
 func (wr *Writer) PrefetchBucket(pos int, k shardmap.Key) { wr.Tab.PrefetchBucket(pos, k) }

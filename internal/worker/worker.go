@@ -180,7 +180,7 @@ func (ws *State) newNode(n node) uint32 {
 	if !ws.complex {
 		// link's simple case, written out: a call per stored block.
 		if n.parent != 0 {
-			ws.node(n.parent - 1).kids++
+			ws.node(n.parent-1).kids++
 		}
 		return i
 	}
@@ -368,7 +368,8 @@ func (ws *State) unclaim(blocks []Block, pending []pendingBlock) {
 // fewer, the lines are needed before a prefetch could bring them. Prepare
 // asks for each engine id's first slot in the worker's map before it
 // validates the batch, for each block's shard table header as validation
-// computes its sequence hash, and then for the first bucket of each block
+// computes its sequence hash (when other lanes share the table:
+// Writer.PrefetchTable), and then for the first bucket of each block
 // at its position; the batch's cache misses then overlap instead of
 // queueing one block behind another (about 12% less time per stored block
 // building the trace's index, docs/BENCHMARKS.md).
