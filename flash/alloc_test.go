@@ -10,6 +10,7 @@ import (
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/internal/allocs"
 )
 
 func TestFlash_FindMatchesZeroAllocs(t *testing.T) {
@@ -345,7 +346,7 @@ func TestFlash_MovingContentZeroAllocs(t *testing.T) {
 	}
 	held := ix.Stats().BlocksStored - ix.Stats().BlocksRemoved
 	// One run of 8 rounds: AllocsPerRun rounds an average down.
-	if n := testing.AllocsPerRun(1, func() {
+	if n := allocs.Of(func() {
 		for range 8 {
 			round()
 		}

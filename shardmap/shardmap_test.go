@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flashindexer/flashindexer/internal/allocs"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -365,7 +366,7 @@ func TestMap_ChurnAtHalfKeepsItsSize(t *testing.T) {
 	}
 	slots := m.Stats().Slots
 	e := m.Epoch()
-	if n := testing.AllocsPerRun(1, func() {
+	if n := allocs.Of(func() {
 		for range 100 {
 			churn()
 		}
@@ -420,7 +421,7 @@ func TestMap_MovingContentReusesTables(t *testing.T) {
 	}
 	e := m.Epoch()
 	// One run of 64 moves: AllocsPerRun rounds an average down.
-	if n := testing.AllocsPerRun(1, func() {
+	if n := allocs.Of(func() {
 		for range 64 {
 			move()
 		}
