@@ -593,19 +593,22 @@ type Key struct{ K, H uint64 }
 // Key returns key with its slot hash in m.
 func (m *Map) Key(key uint64) Key { return Key{key, m.hash(key)} }
 
-// ExclusiveOrKey is ExclusiveOr of k, which m.Key made.
-func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
-	key, h := k.K, k.H
-	var tab *atomic.Pointer[table]
+// exclusiveTab returns the table pointer of hash h at pos, making the
+// position's level if needed, for a single writer.
+func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
 	if uint(pos) < hotPositions {
 		if d := m.dir.Load(); pos >= len(d.levels) {
 			m.level(pos) // the level must exist for later Lock and Stats calls
 		}
-		tab = m.hotTab(pos, h)
-	} else {
-		tab = m.shardOf(m.level(pos), h).tab
+		return m.hotTab(pos, h)
 	}
-	if t := tab.Load(); t != nil && key != 0 {
+	return m.shardOf(m.level(pos), h).tab
+}
+
+// ExclusiveOrKey is ExclusiveOr of k, which m.Key made.
+func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
+	key, h := k.K, k.H
+	if t := m.exclusiveTab(pos, h).Load(); t != nil && key != 0 {
 		i, ok := t.find(key, h)
 		switch {
 		case ok:
@@ -627,6 +630,41 @@ func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 	m.ExclusiveInto(&l, pos, key)
 	old := l.Get()
 	l.Put(old | mask)
+	l.Unlock()
+	return old
+}
+
+// ExclusiveGetOrPutKey returns the value of k (which m.Key made) at pos;
+// when it is absent or deleted (0), it puts mk() there first and returns
+// 0. mk is called only then, and must not return 0 or use the map. For a
+// single writer, as ExclusiveOr: one probe finds the value or the slot
+// the new one goes in.
+func (m *Map) ExclusiveGetOrPutKey(pos int, k Key, mk func() uint64) uint64 {
+	key, h := k.K, k.H
+	if t := m.exclusiveTab(pos, h).Load(); t != nil && key != 0 {
+		i, ok := t.find(key, h)
+		switch {
+		case ok:
+			if old := atomic.LoadUint64(t.val(i)); old != 0 {
+				return old
+			}
+			order.Publish(t.val(i), mk())
+			t.live++
+			return 0
+		case (t.used+1)*4 <= t.capacity()*3:
+			initWord(t.val(i), mk())
+			order.Publish(t.key(i), key) // the value is in place first
+			t.used++
+			t.live++
+			return 0
+		}
+	}
+	var l Locked
+	m.ExclusiveInto(&l, pos, key)
+	old := l.Get()
+	if old == 0 {
+		l.Put(mk())
+	}
 	l.Unlock()
 	return old
 }

@@ -833,6 +833,53 @@ func TestMap_ExclusiveOr(t *testing.T) {
 	}
 }
 
+// ExclusiveGetOrPutKey against a Go map: it returns a present value and
+// calls nothing, or puts mk's value into an absent or deleted key (key 0
+// and positions past the inline ones included) and returns 0, calling mk
+// once.
+func TestMap_ExclusiveGetOrPut(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	m := shardmap.New(shardmap.WithShardBits(0))
+	ref := map[pk]uint64{}
+	positions := []int{0, 1, 1023, 1024, 1500}
+	for step := 0; step < 60000; step++ {
+		k := pk{positions[r.IntN(len(positions))], uint64(r.IntN(3000))}
+		if r.IntN(4) == 0 {
+			l := m.Exclusive(k.pos, k.key)
+			l.Put(0)
+			l.Unlock()
+			delete(ref, k)
+			continue
+		}
+		v, calls := uint64(step)+1, 0
+		got := m.ExclusiveGetOrPutKey(k.pos, m.Key(k.key), func() uint64 { calls++; return v })
+		want, had := ref[k]
+		if got != want || calls != 1-b2i(had) {
+			t.Fatalf("step %d: ExclusiveGetOrPutKey(%d, %d) = %d with %d calls, want %d (held: %v)", step, k.pos, k.key, got, calls, want, had)
+		}
+		if !had {
+			ref[k] = v
+		}
+		if step%1000 == 0 {
+			for k, v := range ref {
+				if got := m.Get(k.pos, k.key); got != v {
+					t.Fatalf("step %d: Get(%d, %d) = %d, want %d", step, k.pos, k.key, got, v)
+				}
+			}
+			if st := m.Stats(); st.Keys != len(ref) {
+				t.Fatalf("step %d: %d live keys, want %d", step, st.Keys, len(ref))
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Readers running beside a single writer that ORs bits into keys (growing
 // the tables as it goes) see each key's value only gain bits, and every
 // value they see is one the writer wrote.

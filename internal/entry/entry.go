@@ -135,13 +135,13 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 		if s.Inline {
 			return wr.Tab.ExclusiveOrKey(pos, k, 1<<w)&(1<<w) != 0
 		}
-		// The lane alone writes the table: a lookup needs no lock, and a
-		// new entry goes in with ExclusiveOr (into an absent or deleted
-		// key, so its value becomes the handle).
-		if e := Entry(wr.Tab.Get(pos, seq)); e != 0 {
+		// The lane alone writes the table: no lock, and one probe finds
+		// the entry or the slot a new one's handle goes in.
+		if e := Entry(wr.Tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
+			return uint64(wr.Alloc.AllocWith(seq, w))
+		})); e != 0 {
 			return s.setBit(e, w)
 		}
-		wr.Tab.ExclusiveOr(pos, seq, uint64(wr.Alloc.AllocWith(seq, w)))
 		return false
 	}
 	var l shardmap.Locked
