@@ -2,9 +2,11 @@ package entry
 
 import (
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/internal/order"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -96,6 +98,19 @@ func (s *Sets) setBit(e Entry, w int) (had bool) {
 	return had
 }
 
+// setOwnBit is setBit for the entries' only writer: readers load the word
+// atomically, and no other writer changes it, so a release store sets the
+// bit where setBit's read-modify-write locks the line.
+func (s *Sets) setOwnBit(e Entry, w int) (had bool) {
+	p := &arena.Bits(s.Arena.Slot(e.handle().Ref()))[w>>6]
+	old, bit := atomic.LoadUint64(p), uint64(1)<<(w&63)
+	if old&bit != 0 {
+		return true
+	}
+	order.Publish(p, old|bit)
+	return false
+}
+
 // Writer changes the entries of one lane's workers.
 type Writer struct {
 	Sets  *Sets
@@ -140,7 +155,7 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 		if e := Entry(wr.Tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
 			return uint64(wr.Alloc.AllocWith(seq, w))
 		})); e != 0 {
-			return s.setBit(e, w)
+			return s.setOwnBit(e, w)
 		}
 		return false
 	}
