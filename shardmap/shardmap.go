@@ -605,10 +605,23 @@ func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
 	return m.shardOf(m.level(pos), h).tab
 }
 
+// readyTab is exclusiveTab's common case, which inlines: the table pointer
+// at a hot position whose level exists, else nil.
+func (m *Map) readyTab(pos int, h uint64) *atomic.Pointer[table] {
+	if uint(pos) < hotPositions && pos < len(m.dir.Load().levels) {
+		return m.hotTab(pos, h)
+	}
+	return nil
+}
+
 // ExclusiveOrKey is ExclusiveOr of k, which m.Key made.
 func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 	key, h := k.K, k.H
-	if t := m.exclusiveTab(pos, h).Load(); t != nil && key != 0 {
+	tab := m.readyTab(pos, h)
+	if tab == nil {
+		tab = m.exclusiveTab(pos, h)
+	}
+	if t := tab.Load(); t != nil && key != 0 {
 		i, ok := t.find(key, h)
 		switch {
 		case ok:
@@ -641,7 +654,11 @@ func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 // the new one goes in.
 func (m *Map) ExclusiveGetOrPutKey(pos int, k Key, mk func() uint64) uint64 {
 	key, h := k.K, k.H
-	if t := m.exclusiveTab(pos, h).Load(); t != nil && key != 0 {
+	tab := m.readyTab(pos, h)
+	if tab == nil {
+		tab = m.exclusiveTab(pos, h)
+	}
+	if t := tab.Load(); t != nil && key != 0 {
 		i, ok := t.find(key, h)
 		switch {
 		case ok:
