@@ -61,10 +61,18 @@ type differential struct {
 // position often (multi entries), and includes local hash 0.
 var alphabet = []flash.LocalHash{0, L(1), L(2), L(3)}
 
-func newDifferential(t testing.TB, f Factory, src source, seed uint64) *differential {
+// wideFillers: in a wide differential, workers that each store one block
+// first and nothing after, so that the random workers' slots are 60 and
+// up: their bits straddle the first word of the arena's wider sets.
+const wideFillers = 60
+
+func newDifferential(t testing.TB, f Factory, src source, seed uint64, wide bool) *differential {
 	d := &differential{t: t, src: src}
 	c := d.clk.config(50) // predictions of a few prompts fill it: blocks leave by the cap
 	c.MaxWorkers = 9      // fewer than the workers used: ErrTooManyWorkers and slot reuse happen
+	if wide {
+		c.MaxWorkers += wideFillers
+	}
 	c.MaxDepth = 400
 	d.idx, d.ref = f(t, c), model.New(c)
 	d.pred, _ = d.idx.(flash.Predictor)
@@ -88,6 +96,12 @@ func newDifferential(t testing.TB, f Factory, src source, seed uint64) *differen
 	}
 	for id := uint64(1); id <= 6; id++ {
 		d.workers = append(d.workers, flash.Worker{ID: id}, flash.Worker{ID: id, DPRank: 1})
+	}
+	if wide {
+		for i := range wideFillers {
+			p := d.prompts[i%len(d.prompts)]
+			d.event(p.StoreEvent(flash.Worker{ID: 1000 + uint64(i)}, 0, 1+i%3, 0))
+		}
 	}
 	return d
 }
@@ -230,7 +244,18 @@ func (d *differential) compareCounts() {
 func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
 	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed).run(n)
+		newDifferential(t, f, src, seed, false).run(n)
+	})
+}
+
+// RandomDifferentialWide is RandomDifferential with 60 more workers, each
+// holding a block or three, seen first: the random workers' slots are 60
+// to 68, so their sets are wider than a word (arena entries) and their
+// bits lie on both sides of its end.
+func RandomDifferentialWide(t *testing.T, f Factory, seed uint64, n int) {
+	t.Run(fmt.Sprintf("wide/seed=%d", seed), func(t *testing.T) {
+		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
+		newDifferential(t, f, src, seed, true).run(n)
 	})
 }
 
@@ -245,5 +270,5 @@ func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
 func FuzzOps(t *testing.T, f Factory, data []byte) {
 	// Long inputs are cut to a few thousand operations: every query compares
 	// with the model, and one slow input would stall the fuzzer.
-	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1).run(4000)
+	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, false).run(4000)
 }

@@ -59,6 +59,9 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 		for seed := uint64(1); seed <= 4; seed++ {
 			RandomDifferential(t, f, seed, n)
 		}
+		for seed := uint64(5); seed <= 6; seed++ {
+			RandomDifferentialWide(t, f, seed, n)
+		}
 	})
 }
 
