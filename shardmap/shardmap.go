@@ -593,25 +593,25 @@ type Key struct{ K, H uint64 }
 // Key returns key with its slot hash in m.
 func (m *Map) Key(key uint64) Key { return Key{key, m.hash(key)} }
 
-// exclusiveTab returns the table pointer of hash h at pos, making the
-// position's level if needed, for a single writer.
-func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
-	if uint(pos) < hotPositions {
-		if d := m.dir.Load(); pos >= len(d.levels) {
-			m.level(pos) // the level must exist for later Lock and Stats calls
-		}
-		return m.hotTab(pos, h)
-	}
-	return m.shardOf(m.level(pos), h).tab
-}
-
-// readyTab is exclusiveTab's common case, which inlines: the table pointer
-// at a hot position whose level exists, else nil.
+// readyTab returns a single writer's table pointer of hash h at pos in
+// the common case, and inlines: a hot position whose level exists; else
+// nil, and exclusiveTab has it.
 func (m *Map) readyTab(pos int, h uint64) *atomic.Pointer[table] {
 	if uint(pos) < hotPositions && pos < len(m.dir.Load().levels) {
 		return m.hotTab(pos, h)
 	}
 	return nil
+}
+
+// exclusiveTab is readyTab's other case: a position past the hot ones, or
+// one whose level it makes (the level must exist for later Lock and Stats
+// calls).
+func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
+	lv := m.level(pos)
+	if uint(pos) < hotPositions {
+		return m.hotTab(pos, h)
+	}
+	return m.shardOf(lv, h).tab
 }
 
 // ExclusiveOrKey is ExclusiveOr of k, which m.Key made.
