@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 				var slots []int
 				var fresh []int
 				for i, b := range batch {
-					slot, v, found := ws.claimID(b.Hash, i)
+					slot, v, found := ws.claimID(b.Hash, ws.idHash(b.Hash), i)
 					want, in := ref[b.Hash]
 					claimed := false
 					for _, j := range fresh {
@@ -176,5 +177,44 @@ func TestIDMap_TagIsTheTopByte(t *testing.T) {
 	}
 	if len(seen) != 255 || seen[0] {
 		t.Fatalf("%d tag values (0 among them: %v), want 255 nonzero", len(seen), seen[0])
+	}
+}
+
+// idPlace, which idGrow uses, puts every id where idInsert would: two
+// tables filled with the same hashes (many sharing a home, so buckets fill
+// and overflow, tags 0 and 255 among them) end up alike, slot for slot;
+// and a bucket that has had only inserts counts its slots as free does.
+func TestIDMap_PlaceIsInsert(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for round := range 200 {
+		c := 1 << r.IntN(6)
+		var a, b State
+		a.ids.alloc(c)
+		b.ids.alloc(c)
+		n := r.IntN(c*idBucketFill + 1)
+		for i := range n {
+			h := r.Uint64()
+			switch r.IntN(4) {
+			case 0:
+				h &= 3 // a few homes, tag 1
+			case 1:
+				h |= 0xFF << 56
+			}
+			a.idInsert(h, uint32(i))
+			b.idPlace(h, uint32(i))
+		}
+		for k := range a.ids.b {
+			if a.ids.b[k] != b.ids.b[k] {
+				t.Fatalf("round %d: bucket %d: insert %+v, place %+v", round, k, a.ids.b[k], b.ids.b[k])
+			}
+			bk := &b.ids.b[k]
+			want := idBucketSlots
+			if f := bk.free(); f != 0 {
+				want = bits.TrailingZeros32(f)
+			}
+			if got := bk.filled(); got != want {
+				t.Fatalf("round %d: bucket %d: filled %d, free says %d", round, k, got, want)
+			}
+		}
 	}
 }

@@ -179,8 +179,14 @@ func (ws *State) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1)
 // and, when k is absent and its probe ended in its home bucket with a free
 // slot, that slot (where idInsert would put k), else -1.
 func (ws *State) idFind(k uint64) (s int, ok bool, h uint64, free int) {
-	m := &ws.ids
 	h = ws.idHash(k)
+	s, ok, free = ws.idFindHashed(k, h)
+	return s, ok, h, free
+}
+
+// idFindHashed is idFind of k, whose hash is h.
+func (ws *State) idFindHashed(k, h uint64) (s int, ok bool, free int) {
+	m := &ws.ids
 	tag := idTag(h)
 	home := h & m.bmask
 	for b := home; ; b = (b + 1) & m.bmask {
@@ -188,7 +194,7 @@ func (ws *State) idFind(k uint64) (s int, ok bool, h uint64, free int) {
 		for c := bk.match(tag); c != 0; c &= c - 1 {
 			j := bits.TrailingZeros32(c)
 			if ws.idKey(bk.vals[j]) == k {
-				return int(b)<<idSlotBits | j, true, h, -1
+				return int(b)<<idSlotBits | j, true, -1
 			}
 		}
 		if bk.over == 0 {
@@ -196,7 +202,7 @@ func (ws *State) idFind(k uint64) (s int, ok bool, h uint64, free int) {
 			if f := bk.free(); f != 0 && b == home {
 				free = int(b)<<idSlotBits | bits.TrailingZeros32(f)
 			}
-			return 0, false, h, free
+			return 0, false, free
 		}
 	}
 }
@@ -220,6 +226,34 @@ func (ws *State) idInsert(h uint64, v uint32) int {
 	}
 }
 
+// filled returns the slots in use of a bucket that has only had inserts:
+// they are its first ones, each tag a byte not 0. It is free's lowest bit
+// for such a bucket, in a few instructions: a table's rebuild (idGrow)
+// places every id again.
+func (bk *idBucket) filled() int {
+	if bk.tlo>>56 == 0 {
+		return (bits.Len64(bk.tlo) + 7) >> 3
+	}
+	return 8 + (bits.Len32(bk.thi)+7)>>3
+}
+
+// idPlace is idInsert into a table that has had no deletes (idGrow's
+// new one): the same slot, found by counting.
+func (ws *State) idPlace(h uint64, v uint32) {
+	m := &ws.ids
+	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
+		bk := &m.b[b]
+		if j := bk.filled(); j < idBucketSlots {
+			bk.setTag(j, idTag(h))
+			bk.vals[j] = v
+			return
+		}
+		if bk.over != 255 {
+			bk.over++
+		}
+	}
+}
+
 // getID returns the node of id k.
 func (ws *State) getID(k uint64) (uint32, bool) {
 	m := &ws.ids
@@ -233,11 +267,12 @@ func (ws *State) getID(k uint64) (uint32, bool) {
 }
 
 // claimID returns id k's slot and value when the worker has it; otherwise
-// it inserts k as block i of the batch (ws.batch) and returns its slot.
+// it inserts k (of hash h) as block i of the batch (ws.batch) and returns
+// its slot.
 // Slot -1 is id 0's place. The caller made room first (reserveIDs), so a
 // claim never grows the table and a slot it returns stays k's until the
 // next delete: nothing in the table moves.
-func (ws *State) claimID(k uint64, i int) (slot int, v uint32, found bool) {
+func (ws *State) claimID(k, h uint64, i int) (slot int, v uint32, found bool) {
 	m := &ws.ids
 	if k == 0 {
 		if m.hasZ {
@@ -247,7 +282,7 @@ func (ws *State) claimID(k uint64, i int) (slot int, v uint32, found bool) {
 		m.n++
 		return -1, m.zv, false
 	}
-	s, ok, h, free := ws.idFind(uint64(k))
+	s, ok, free := ws.idFindHashed(k, h)
 	if ok {
 		return s, *m.at(s), true
 	}
@@ -382,13 +417,13 @@ func (ws *State) idGrow(c int) {
 		base := uint32(ci) << nodeChunkBits
 		for k := range chunk {
 			if i := base + uint32(k); i < ws.n && chunk[k].st&nodeOwnID != 0 && chunk[k].ext != 0 {
-				ws.idInsert(ws.idHash(uint64(chunk[k].ext)), i)
+				ws.idPlace(ws.idHash(uint64(chunk[k].ext)), i)
 			}
 		}
 	}
 	for j, a := range ws.aliases {
 		if a.node != freeAlias && a.ext != 0 {
-			ws.idInsert(ws.idHash(uint64(a.ext)), idAlias|uint32(j))
+			ws.idPlace(ws.idHash(uint64(a.ext)), idAlias|uint32(j))
 		}
 	}
 }
@@ -421,8 +456,9 @@ func (ws *State) eachID(f func(k uint64, node uint32)) {
 	}
 }
 
-// prefetchID asks the CPU for the bucket where id k is probed first.
-func (ws *State) prefetchID(k uint64) {
-	b := ws.idHash(uint64(k)) & ws.ids.bmask
+// prefetchID asks the CPU for the bucket where the id of hash h is probed
+// first.
+func (ws *State) prefetchID(h uint64) {
+	b := h & ws.ids.bmask
 	order.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(b)*unsafe.Sizeof(idBucket{}))
 }

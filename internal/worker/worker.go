@@ -297,9 +297,13 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	prefetch := len(blocks) >= prefetchFrom
 	ws.reserveIDs(len(blocks))
 	ws.batch = blocks
+	// Each engine id's hash, for its prefetch and then its claim.
+	for i, b := range blocks {
+		pending[i].idh = ws.idHash(b.Hash)
+	}
 	if prefetch && ws.ids.n > 0 {
-		for _, b := range blocks {
-			ws.prefetchID(b.Hash)
+		for i := range blocks {
+			ws.prefetchID(pending[i].idh)
 		}
 	}
 	for i, b := range blocks {
@@ -312,8 +316,8 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		if prefetch {
 			o.W.PrefetchTable(pos+i, key)
 		}
-		slot, v, found := ws.claimID(b.Hash, i)
-		pending[i] = pendingBlock{key: key, slot: slot}
+		slot, v, found := ws.claimID(b.Hash, pending[i].idh, i)
+		pending[i].key, pending[i].slot, pending[i].dup = key, slot, false
 		if found {
 			// The same engine id twice in one batch, or an id the worker
 			// has for another content.
