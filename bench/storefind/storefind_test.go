@@ -3,8 +3,10 @@ package storefind
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flashindexer/flashindexer/bench/trace"
 	"github.com/flashindexer/flashindexer/flash"
@@ -141,6 +143,54 @@ func BenchmarkStore(b *testing.B) {
 						b.ReportMetric(float64(mallocs)/float64(b.N*len(wl.Events)), "allocs/event")
 					})
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkStorePair fills Flash and the nested map by turns, each fill
+// timed on its own after a collection and the two fills of a round back
+// to back, the first of them alternating: a round's two fills see the
+// same minute of a shared machine, which moves one binary's time by a
+// third over minutes. It reports each one's block-ops/s over all rounds,
+// their ratio (Flash ÷ map, of the summed times) and the median of the
+// rounds' ratios.
+func BenchmarkStorePair(b *testing.B) {
+	for _, w := range []int{16, 96, 256} {
+		for _, ev := range []string{"full", "delta"} {
+			for _, hinted := range []string{"no", "yes"} {
+				b.Run(fmt.Sprintf("w=%d/ev=%s/hint=%s", w, ev, hinted), func(b *testing.B) {
+					wl := workload(b, w, ev == "delta")
+					hint := 0
+					if hinted == "yes" {
+						hint = wl.Capacity
+					}
+					var total [2]time.Duration
+					var ratios []float64
+					round := 0
+					for b.Loop() {
+						var took [2]time.Duration
+						for k := range 2 {
+							s := (k + round) % 2 // flash first on even rounds
+							v := stores[s].make(wl, hint)
+							runtime.GC()
+							t0 := time.Now()
+							stores[s].fill(v, wl, hint)
+							took[s] = time.Since(t0)
+							stores[s].close(v)
+						}
+						total[0] += took[0]
+						total[1] += took[1]
+						ratios = append(ratios, took[1].Seconds()/took[0].Seconds())
+						round++
+					}
+					rate := func(d time.Duration) float64 { return float64(b.N*wl.Blocks) / d.Seconds() }
+					slices.Sort(ratios)
+					b.ReportMetric(rate(total[0]), "flash-block-ops/s")
+					b.ReportMetric(rate(total[1]), "map-block-ops/s")
+					b.ReportMetric(total[1].Seconds()/total[0].Seconds(), "ratio")
+					b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+				})
 			}
 		}
 	}
