@@ -233,11 +233,20 @@ func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	}
 	s := al.a.Slot(r)
 	v := Version(s)
-	ordered := v != 0 && !order.StoresInOrder
+	if v == 0 {
+		// Fresh: its words are zero (a new part) and no reader has it.
+		order.Init(&s[WordSeq], seq)
+		if w >= 0 {
+			order.Init(&s[Header+w/64], 1<<(uint(w)%64))
+		}
+		order.Init(&s[WordVersion], 2)
+		order.Publish(&al.live, al.live+1)
+		return Handle(2<<32 | uint64(r))
+	}
+	ordered := !order.StoresInOrder
 	setWord(&s[WordSeq], seq, ordered)
 	for i := Header; i < len(s); i++ {
-		// Entries are freed empty and fresh slabs are zero: this store is
-		// almost never needed.
+		// Entries are freed empty: this store is almost never needed.
 		if atomic.LoadUint64(&s[i]) != 0 {
 			setWord(&s[i], 0, ordered)
 		}
@@ -245,13 +254,8 @@ func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	if w >= 0 {
 		setWord(&s[Header+w/64], 1<<(uint(w)%64), ordered)
 	}
-	if v == 0 {
-		v = 2
-		order.Init(&s[WordVersion], v)
-	} else {
-		v++
-		order.Publish(&s[WordVersion], v)
-	}
+	v++
+	order.Publish(&s[WordVersion], v)
 	order.Publish(&al.live, al.live+1)
 	return Handle(uint64(uint32(v))<<32 | uint64(r))
 }
