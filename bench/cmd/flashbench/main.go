@@ -46,6 +46,7 @@ type options struct {
 	feeders      int
 	laneTables   bool
 	laneMode     string // --lane-tables: auto, on or off
+	hints        bool   // --capacity-hints
 	refine       int
 	sweepStart   float64
 	sweepStep    float64
@@ -75,6 +76,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
 	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
 	fs.StringVar(&o.laneMode, "lane-tables", "auto", "flash: a table per lane (flash.WithLaneTables; writers share no table, a query searches each lane's table): on, off, or auto (on with at most 4 lanes)")
+	fs.BoolVar(&o.hints, "capacity-hints", false, "flash: tell the index each engine's capacity (--cache-blocks, flash.WithWorkerCapacity), as a router that knows its engines' num_gpu_blocks does: a worker's private state is made for it when the worker is first seen")
 	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
@@ -170,12 +172,14 @@ type Report struct {
 	Writers int    `json:"writers"` // flash's writer goroutines (0: synchronous Apply)
 	Feeders int    `json:"feeders"` // event goroutines of the replay
 	// LaneTables: flash's lanes have a table each (flash.WithLaneTables).
-	LaneTables bool     `json:"lane_tables"`
-	Trace      string   `json:"trace"`
-	BlockSize  int      `json:"block_size"`
-	Workloads  []WLInfo `json:"workloads"`
-	Rows       []*Row   `json:"results"`
-	Plots      []string `json:"plots"`
+	LaneTables bool `json:"lane_tables"`
+	// CapacityHint: flash's capacity hint per worker (0: none).
+	CapacityHint int      `json:"capacity_hint,omitempty"`
+	Trace        string   `json:"trace"`
+	BlockSize    int      `json:"block_size"`
+	Workloads    []WLInfo `json:"workloads"`
+	Rows         []*Row   `json:"results"`
+	Plots        []string `json:"plots"`
 }
 
 // WLInfo describes a recorded workload.
@@ -197,16 +201,19 @@ type WLInfo struct {
 }
 
 // factory makes the backend's indexes; a synchronous flash (writers 0) gets a
-// lane per feeder, and with laneTables a table per lane.
-func factory(name string, workers, writers, feeders, blockSize int, laneTables bool) (replay.Factory, error) {
+// lane per feeder, with laneTables a table per lane, and with hint > 0 that
+// capacity hint for every worker.
+func factory(name string, workers, writers, feeders, blockSize int, laneTables bool, hint int) (replay.Factory, error) {
 	cfg := flash.DefaultConfig()
 	cfg.MaxWorkers = workers
 	cfg.BlockSize = blockSize
 	switch name {
 	case "flash":
-		return func() flash.Index {
-			return flash.New(flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithSyncLanes(feeders), flash.WithLaneTables(laneTables))
-		}, nil
+		opts := []flash.Option{flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithSyncLanes(feeders), flash.WithLaneTables(laneTables)}
+		if hint > 0 {
+			opts = append(opts, flash.WithWorkerCapacity(hint))
+		}
+		return func() flash.Index { return flash.New(opts...) }, nil
 	case "naive":
 		return func() flash.Index { return baseline.NewNaive(cfg) }, nil
 	case "actor":
@@ -312,6 +319,9 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 		name = "embedded Mooncake conversation trace"
 	}
 	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables}
+	if o.hints {
+		rep.CapacityHint = o.cacheBlocks
+	}
 	pr := newProgress(stderr, o.quiet)
 	if !o.noPlots {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -343,7 +353,11 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 		var sweeps []sweep
 		for _, b := range strings.Split(o.backends, ",") {
 			b = strings.TrimSpace(b)
-			f, err := factory(b, workers, o.writers, o.feeders, o.blockSize, o.laneTables)
+			hint := 0
+			if o.hints {
+				hint = o.cacheBlocks
+			}
+			f, err := factory(b, workers, o.writers, o.feeders, o.blockSize, o.laneTables, hint)
 			if err != nil {
 				return err
 			}
@@ -479,6 +493,9 @@ func printTable(w io.Writer, rep *Report) {
 	tables := "one table"
 	if rep.LaneTables {
 		tables = "a table per lane"
+	}
+	if rep.CapacityHint > 0 {
+		tables += fmt.Sprintf(", a capacity hint of %d blocks per worker", rep.CapacityHint)
 	}
 	if rep.Writers == 0 {
 		fmt.Fprintf(w, "events from %d feeder goroutine(s); flash applies them on the feeders (synchronous Apply, a lane per feeder, %s); the concurrent radix tree has one writer\n\n", rep.Feeders, tables)

@@ -112,6 +112,39 @@ func checkRow(t *testing.T, r *Row) {
 	}
 }
 
+// --capacity-hints gives flash each engine's capacity (--cache-blocks) as
+// its capacity hint: a worker's private state is made for it at first
+// sight, and the run's header says so.
+func TestRun_CapacityHints(t *testing.T) {
+	o, err := parse([]string{"--capacity-hints", "--cache-blocks", "4096"}, &bytes.Buffer{})
+	if err != nil || !o.hints || o.cacheBlocks != 4096 {
+		t.Fatalf("--capacity-hints: %+v, %v", o, err)
+	}
+	nodes := func(hint int) int {
+		f, err := factory("flash", 16, 0, 1, 512, false, hint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix := f().(*flash.Indexer)
+		defer ix.Close()
+		if err := ix.Apply(flash.StoredEvent(flash.Worker{ID: 1}, flash.Block{Hash: 7, Local: 9})); err != nil {
+			t.Fatal(err)
+		}
+		return ix.Memory().Nodes
+	}
+	if with, without := nodes(4096), nodes(0); with < 16*without {
+		t.Fatalf("one block stored: %d bytes of nodes with a hint of 4096 blocks, %d without", with, without)
+	}
+	rep, out := runReport(t, t.TempDir(), "--requests", "100", "--backends", "flash", "--capacity-hints", "--cache-blocks", "2048",
+		"--sweep-start", "5e4", "--sweep-step", "8", "--refine", "1", "--min-time", "0", "--no-plots")
+	if rep.CapacityHint != 2048 || !strings.Contains(out, "a capacity hint of 2048 blocks per worker") {
+		t.Fatalf("capacity hint %d in the report; output:\n%s", rep.CapacityHint, out)
+	}
+	for _, r := range rep.Rows {
+		checkRow(t, r)
+	}
+}
+
 func TestParse_Rejects(t *testing.T) {
 	for _, args := range [][]string{{"--sweep-step", "1"}, {"extra"}, {"--nope"}} {
 		if _, err := parse(args, &bytes.Buffer{}); err == nil {
@@ -152,7 +185,7 @@ func TestFactory_FlashLanePerFeeder(t *testing.T) {
 		writers, feeders, lanes int
 		laneTables              bool
 	}{{0, 3, 3, false}, {0, 3, 3, true}, {0, 1, 1, true}, {2, 3, 2, false}, {2, 3, 2, true}} {
-		f, err := factory("flash", 16, c.writers, c.feeders, 512, c.laneTables)
+		f, err := factory("flash", 16, c.writers, c.feeders, 512, c.laneTables, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
