@@ -156,7 +156,7 @@ func (ix *Indexer) Stats() Stats {
 
 // BlockCount returns how many blocks (engine ids) w holds. Lock-free.
 func (ix *Indexer) BlockCount(w Worker) int {
-	slot, ok := ix.lanes.Directory()[lane.Worker(w)]
+	slot, ok := ix.lanes.Directory().Slot(lane.Worker(w))
 	if !ok {
 		return 0
 	}
@@ -164,12 +164,12 @@ func (ix *Indexer) BlockCount(w Worker) int {
 }
 
 // WorkerBlocks calls f with every worker that holds a slot and the number of
-// blocks it holds, from one lock-free snapshot of the worker directory, in no
-// particular order. It is meant for metrics; f must not call back into the
-// index's write path.
+// blocks it holds, from one lock-free snapshot of the worker directory, in
+// the order of their IDs and ranks. It is meant for metrics; f must not
+// call back into the index's write path.
 func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
-	for w, slot := range ix.lanes.Directory() {
-		f(Worker(w), ix.search.Slots.Blocks(int(slot)))
+	for _, e := range ix.lanes.Directory() {
+		f(Worker(e.W), ix.search.Slots.Blocks(int(e.Slot)))
 	}
 }
 

@@ -2,6 +2,7 @@ package lane
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/arena"
@@ -113,7 +114,7 @@ func TestSet_Directory(t *testing.T) {
 	if err := s.Apply(&ev, false); err != nil {
 		t.Fatal(err)
 	}
-	if d := s.Directory(); len(d) != 1 || d[ev.Worker] != 0 {
+	if d := s.Directory(); len(d) != 1 || d[0] != (DirEntry{ev.Worker, 0}) {
 		t.Fatalf("directory %v", d)
 	}
 	if err := s.RemoveWorker(1); err != nil {
@@ -125,5 +126,45 @@ func TestSet_Directory(t *testing.T) {
 	ev.Worker = Worker{ID: 2}
 	if err := s.Apply(&ev, false); err != nil {
 		t.Fatalf("the freed slot was not given again: %v", err)
+	}
+}
+
+// The directory against a Go map through random adds, moves and removals
+// (workers sharing IDs across ranks): the same entries, in order, each
+// found by Slot, and an absent worker not found.
+func TestDirectory_AgainstMap(t *testing.T) {
+	s := newSyncSet(1, 1, nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	ref := map[Worker]int32{}
+	for step := range 3000 {
+		w := Worker{ID: uint64(r.IntN(40)), DPRank: uint32(r.IntN(3))}
+		slot := int32(r.IntN(100))
+		if r.IntN(3) == 0 {
+			slot = -1
+			delete(ref, w)
+		} else {
+			ref[w] = slot
+		}
+		s.setDirectory(w, slot)
+		d := s.Directory()
+		if len(d) != len(ref) {
+			t.Fatalf("step %d: %d entries, want %d", step, len(d), len(ref))
+		}
+		for i, e := range d {
+			if i > 0 && !d[i-1].W.less(e.W) {
+				t.Fatalf("step %d: %v before %v", step, d[i-1].W, e.W)
+			}
+			if want, ok := ref[e.W]; !ok || want != e.Slot {
+				t.Fatalf("step %d: %v at slot %d, want %d (%v)", step, e.W, e.Slot, want, ok)
+			}
+			if got, ok := d.Slot(e.W); !ok || got != e.Slot {
+				t.Fatalf("step %d: Slot(%v) = %d, %v", step, e.W, got, ok)
+			}
+		}
+		x := Worker{ID: uint64(r.IntN(40)), DPRank: uint32(r.IntN(3))}
+		want, in := ref[x]
+		if got, ok := d.Slot(x); ok != in || ok && got != want {
+			t.Fatalf("step %d: Slot(%v) = %d, %v; want %d, %v", step, x, got, ok, want, in)
+		}
 	}
 }

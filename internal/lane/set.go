@@ -44,8 +44,8 @@ type Set struct {
 	admission Tally
 	stopped   sync.WaitGroup
 
-	workersMu sync.Mutex                       // intern, release
-	directory atomic.Pointer[map[Worker]int32] // copy-on-write
+	workersMu sync.Mutex                // intern, release
+	directory atomic.Pointer[Directory] // copy-on-write
 
 	predicted  atomic.Int64  // predicted blocks, every lane's
 	predicting atomic.Bool   // Predict was called
@@ -60,7 +60,7 @@ const ExpiryTick = 10 * time.Millisecond
 // New makes the lanes and, unless o.Sync, starts their writers.
 func New(o Options) *Set {
 	s := &Set{o: o, stopTick: make(chan struct{})}
-	s.directory.Store(&map[Worker]int32{})
+	s.directory.Store(&Directory{})
 	var cpus []int
 	if !o.Sync && o.Pin {
 		cpus = affinity.Plan(o.Lanes)
@@ -251,9 +251,44 @@ func (s *Set) Counts(c *Counts) {
 	c[EventsApplied] = c[StoredApplied] + c[RemovedApplied] + c[Clears]
 }
 
-// Directory returns the workers holding a slot, each with its slot: a
-// snapshot, read without a lock, that the caller MUST NOT change.
-func (s *Set) Directory() map[Worker]int32 { return *s.directory.Load() }
+// Directory is the workers holding a slot, each with its slot, in the
+// order of their IDs and ranks.
+type Directory []DirEntry
+
+// DirEntry is a worker and its slot.
+type DirEntry struct {
+	W    Worker
+	Slot int32
+}
+
+// less orders workers by ID, then rank.
+func (w Worker) less(x Worker) bool { return w.ID < x.ID || w.ID == x.ID && w.DPRank < x.DPRank }
+
+// find returns where w is, or would go, in d.
+func (d Directory) find(w Worker) int {
+	i, j := 0, len(d)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if d[h].W.less(w) {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
+}
+
+// Slot returns w's slot, or false.
+func (d Directory) Slot(w Worker) (int32, bool) {
+	if i := d.find(w); i < len(d) && d[i].W == w {
+		return d[i].Slot, true
+	}
+	return 0, false
+}
+
+// Directory returns the workers holding a slot: a snapshot, read without
+// a lock, that the caller MUST NOT change.
+func (s *Set) Directory() Directory { return *s.directory.Load() }
 
 // QueueDepths appends each writer's queue length to dst.
 func (s *Set) QueueDepths(dst []int) []int {
@@ -287,18 +322,29 @@ func (s *Set) release(w Worker, slot int) {
 }
 
 // setDirectory publishes a copy of the directory with w at slot (or
-// without w: slot -1). The caller holds workersMu.
+// without w: slot -1): one allocation, where a copied map took several
+// (half of a hinted fleet's allocations as its workers arrived). The
+// caller holds workersMu.
 func (s *Set) setDirectory(w Worker, slot int32) {
 	old := *s.directory.Load()
-	dir := make(map[Worker]int32, len(old)+1)
-	for k, v := range old {
-		if k != w {
-			dir[k] = v
-		}
+	i := old.find(w)
+	had := i < len(old) && old[i].W == w
+	n := len(old) + 1
+	if had {
+		n--
 	}
+	if slot < 0 {
+		n--
+	}
+	dir := make(Directory, 0, max(n, 0))
+	dir = append(dir, old[:i]...)
 	if slot >= 0 {
-		dir[w] = slot
+		dir = append(dir, DirEntry{w, slot})
 	}
+	if had {
+		i++
+	}
+	dir = append(dir, old[i:]...)
 	s.directory.Store(&dir)
 }
 
@@ -356,7 +402,7 @@ func (s *Set) Restore(r io.Reader) error {
 	dir := s.Directory()
 	newWorkers := 0
 	for _, sw := range sws {
-		if _, ok := dir[Worker{ID: sw.ID, DPRank: sw.Rank}]; !ok {
+		if _, ok := dir.Slot(Worker{ID: sw.ID, DPRank: sw.Rank}); !ok {
 			newWorkers++
 		}
 	}
