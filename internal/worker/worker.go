@@ -94,7 +94,11 @@ type State struct {
 	complex bool
 	content intMap // contentKey → node index, while complex
 	chunks  [][]node
-	links   [][]nodeLinks // by chunk, like chunks, while complex
+	// chunkArr holds chunks' first four entries: a worker of up to 2,048
+	// nodes (every worker of a wide fleet, most of them hinted) makes no
+	// slice of chunks.
+	chunkArr [4][]node
+	links    [][]nodeLinks // by chunk, like chunks, while complex
 	// hintChunks: chunks made for the worker's capacity hint, kept when
 	// it is cleared.
 	hintChunks int
@@ -108,6 +112,7 @@ type State struct {
 // slot (-1: none yet), made for its capacity hint.
 func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 	ws := &State{ID: id, Rank: rank, Slot: slot}
+	ws.chunks = ws.chunkArr[:0]
 	hint := 0
 	if o.Hint != nil {
 		hint = o.Hint(id, rank)
@@ -120,7 +125,10 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 		// bounds what a wrong hint can cost before any block arrives.
 		ws.hintChunks = min((hint+1<<nodeChunkBits-1)>>nodeChunkBits, maxHintChunks)
 		all := make([]node, ws.hintChunks<<nodeChunkBits)
-		ws.chunks = make([][]node, ws.hintChunks)
+		if ws.hintChunks > len(ws.chunkArr) {
+			ws.chunks = make([][]node, 0, ws.hintChunks)
+		}
+		ws.chunks = ws.chunks[:ws.hintChunks]
 		for k := range ws.chunks {
 			ws.chunks[k] = all[k<<nodeChunkBits : (k+1)<<nodeChunkBits : (k+1)<<nodeChunkBits]
 		}
