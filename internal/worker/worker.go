@@ -538,6 +538,7 @@ func (o *Owner) Clear(ws *State) {
 	// Keep up to 4K nodes of memory, or what the capacity hint made, for
 	// the next fill.
 	if keep := max(4096>>nodeChunkBits, ws.hintChunks); len(ws.chunks) > keep {
+		clear(ws.chunks[keep:]) // else the spare capacity still holds them
 		ws.chunks = ws.chunks[:keep]
 	}
 	ws.resetIDs()

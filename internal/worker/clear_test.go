@@ -1,0 +1,43 @@
+package worker
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/shardmap"
+)
+
+// A Cleared worker keeps up to 4,096 nodes of memory (or its hint's) for
+// its next fill, and lets the collector have the chunks past them: none is
+// left in the slice's spare capacity, where nothing counts it
+// (AddMemory) and the collector cannot free it.
+func TestClear_ReleasesChunksPastWhatItKeeps(t *testing.T) {
+	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tab: shardmap.New(), Excl: true}, K0: 1, K1: 3}
+	ws := o.New(1, 0, 0)
+	const events, per = 60, 100 // 6,000 nodes: 12 chunks
+	for e := range events {
+		blocks := make([]Block, per)
+		for i := range blocks {
+			blocks[i] = Block{Hash: uint64(1 + e*per + i), Local: uint64(7 + e*per + i)}
+		}
+		if err := o.Prepare(ws, 0, false, blocks, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		o.Commit(ws)
+	}
+	if len(ws.chunks) <= 4096>>nodeChunkBits {
+		t.Fatalf("%d chunks before Clear: the test needs more than it keeps", len(ws.chunks))
+	}
+	o.Clear(ws)
+	var m Memory
+	ws.AddMemory(&m)
+	if want := 4096 * int(unsafe.Sizeof(node{})); m.Nodes != want {
+		t.Fatalf("%d bytes of nodes kept, want %d", m.Nodes, want)
+	}
+	for k, c := range ws.chunks[len(ws.chunks):cap(ws.chunks)] {
+		if c != nil {
+			t.Fatalf("chunk %d (%d nodes) still held past the %d kept", len(ws.chunks)+k, len(c), len(ws.chunks))
+		}
+	}
+}
