@@ -322,9 +322,10 @@ func (s *Set) release(w Worker, slot int) {
 }
 
 // setDirectory publishes a copy of the directory with w at slot (or
-// without w: slot -1): one allocation, where a copied map took several
-// (half of a hinted fleet's allocations as its workers arrived). The
-// caller holds workersMu.
+// without w: slot -1): two allocations (the entries and the snapshot's
+// header), where a copied map took about five (half of a hinted wide
+// fleet's allocations as its workers arrived). The caller holds
+// workersMu.
 func (s *Set) setDirectory(w Worker, slot int32) {
 	old := *s.directory.Load()
 	i := old.find(w)
