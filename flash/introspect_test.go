@@ -8,8 +8,9 @@ import (
 	"github.com/flashindexer/flashindexer/flash/flashtest"
 )
 
-// WorkerBlocks lists every worker holding a slot with its block count, and
-// QueueDepths one entry per writer, empty once flushed.
+// WorkerBlocks lists every worker holding a slot with its block count, in
+// the order of IDs and ranks, and QueueDepths one entry per writer, empty
+// once flushed.
 func TestFlash_WorkerBlocksAndQueueDepths(t *testing.T) {
 	for _, writers := range []int{0, 1, 3} {
 		ix := flash.New(flash.WithWriters(writers))
@@ -32,7 +33,13 @@ func TestFlash_WorkerBlocksAndQueueDepths(t *testing.T) {
 		}
 		ix.Flush()
 		got := map[flash.Worker]int{}
-		ix.WorkerBlocks(func(w flash.Worker, n int) { got[w] = n })
+		var order []flash.Worker
+		ix.WorkerBlocks(func(w flash.Worker, n int) { got[w] = n; order = append(order, w) })
+		for i := 1; i < len(order); i++ {
+			if a, b := order[i-1], order[i]; a.ID > b.ID || a.ID == b.ID && a.DPRank >= b.DPRank {
+				t.Fatalf("writers %d: WorkerBlocks in the order %v", writers, order)
+			}
+		}
 		if len(got) != len(want) {
 			t.Fatalf("writers %d: WorkerBlocks %v, want %v", writers, got, want)
 		}
