@@ -108,7 +108,9 @@
 //   - The shared index (internal/entry, over package shardmap): per
 //     position, an open-addressed table from sequence hash to the set of
 //     workers holding that content: the set itself when Config.MaxWorkers ≤
-//     64, else the handle of an arena slot (package arena) holding it.
+//     64; up to 128, a table per 64 worker slots (a plane), each holding
+//     its slots' word of the set; wider, the handle of an arena slot
+//     (package arena) holding it.
 //   - The search (package jump, specialized in internal/search): jump search
 //     with binary search inside a failed jump, over a prober that reads the
 //     shared index and names each slot's worker (internal/slots).

@@ -49,21 +49,31 @@ func New(opts ...Option) *Indexer {
 	var key [16]byte
 	_, _ = rand.Read(key[:])
 	ix := &Indexer{cfg: s.cfg, jump: s.jump, sync: s.writers == 0}
+	// Up to maxPlanes words of workers, a table per 64 worker slots (a
+	// plane) keeps every set one word in its table's values: a store
+	// touches one table line, where an arena set is a second random line.
+	planes := 1
+	if bw > 1 && bw <= maxPlanes {
+		planes, bw = bw, 1
+	}
 	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1, Wide: asm.UseKernel(bw)}
 	n := cmp.Or(s.writers, s.syncLanes)
 	tables := func() (tabs []*shardmap.Map) { // exact blocks', then predicted blocks'
 		if s.laneTables && n > 1 {
-			for range n {
+			for range n * planes {
 				tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
 			}
 			return tabs
 		}
-		return []*shardmap.Map{shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(n)))}
+		for range planes {
+			tabs = append(tabs, shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(n))))
+		}
+		return tabs
 	}
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
-		Sets: &ix.sets, Tabs: tables(), Preds: tables(), Slots: slots.New(s.cfg.MaxWorkers),
+		Sets: &ix.sets, Tabs: tables(), Preds: tables(), Planes: planes, Slots: slots.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {
@@ -76,14 +86,20 @@ func New(opts ...Option) *Indexer {
 		o.Capacity = func(w lane.Worker) int { return f(Worker(w)) }
 	}
 	ix.lanes = lane.New(o)
-	ix.search = search.Index{Sets: ix.sets, Tabs: o.Tabs, Preds: o.Preds, Predicted: ix.lanes.Predicted(),
+	ix.search = search.Index{Sets: ix.sets, Tabs: o.Tabs, Planes: planes, Preds: o.Preds, Predicted: ix.lanes.Predicted(),
 		Slots: o.Slots, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
 	return ix
 }
 
+// maxPlanes: fleets of up to 128 workers get a table per 64 (a plane);
+// wider ones keep arena sets. A query searches every plane, so more
+// planes than two cost queries more than their stores gain
+// (docs/BENCHMARKS.md, "Where the floor is").
+const maxPlanes = 2
+
 // LaneTables reports whether each lane has a shared table of its own
 // (WithLaneTables with more than one lane).
-func (ix *Indexer) LaneTables() bool { return len(ix.search.Tabs) > 1 }
+func (ix *Indexer) LaneTables() bool { return len(ix.search.Tabs) > max(ix.search.Planes, 1) }
 
 // Config returns the index's settings.
 func (ix *Indexer) Config() Config { return ix.cfg }

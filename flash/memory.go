@@ -15,7 +15,8 @@ type Memory struct {
 	// and headers (every lane's, with WithLaneTables).
 	Tables int
 	// Entries: arena slots of worker sets wider than one word (0 with
-	// MaxWorkers ≤ 64: the sets are the tables' values).
+	// MaxWorkers ≤ 128: the sets are the tables' values, a plane's word
+	// each).
 	Entries int
 	// Nodes: the workers' node chunks, free lists and, for complex
 	// workers, the lists of children.

@@ -10,10 +10,11 @@
 //
 // An entry's value takes one of two forms, fixed per index (Sets):
 //
-//   - inline (at most 64 workers): the value is the worker set itself, one
-//     word. A table slot never changes key and its value is published
-//     atomically, so a reader that finds the key reads one consistent set;
-//     a store is one table write, with nothing else to allocate or free.
+//   - inline (at most 64 workers, or 64 a plane: Writer.Plane): the value
+//     is the worker set itself, one word. A table slot never changes key
+//     and its value is published atomically, so a reader that finds the
+//     key reads one consistent set; a store is one table write, with
+//     nothing else to allocate or free.
 //   - a handle (wider sets): the value is the arena.Handle of a slot holding
 //     the version, sequence hash and worker words; readers validate the
 //     version around their read of the words.

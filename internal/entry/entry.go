@@ -113,46 +113,60 @@ func (s *Sets) setOwnBit(e Entry, w int) (had bool) {
 
 // Writer changes the entries of one lane's workers.
 type Writer struct {
-	Sets  *Sets
-	Tab   *shardmap.Map    // the shared table it writes: the index's, or the lane's own
-	Excl  bool             // no other lane writes Tab: no shard locks
+	Sets *Sets
+	// Tabs are the shared tables it writes (the index's, or the lane's
+	// own): one, or with planes one per plane, where worker slot w is bit
+	// w%64 of plane w/64's one-word sets (Plane).
+	Tabs  []*shardmap.Map
+	Excl  bool             // no other lane writes Tabs: no shard locks
 	Alloc *arena.Allocator // the lane's arena allocator (handle form)
 }
 
-// lock opens the shard of (pos, seq) for writing, into *l.
-func (wr *Writer) lock(l *shardmap.Locked, pos int, seq uint64) {
+// Plane returns the table that holds worker slot w's bits and w's bit in
+// its sets.
+func (wr *Writer) Plane(w int) (*shardmap.Map, int) {
+	if len(wr.Tabs) == 1 {
+		return wr.Tabs[0], w
+	}
+	return wr.Tabs[w>>6], w & 63
+}
+
+// lock opens the shard of (pos, seq) in tab for writing, into *l.
+func (wr *Writer) lock(tab *shardmap.Map, l *shardmap.Locked, pos int, seq uint64) {
 	if wr.Excl {
-		wr.Tab.ExclusiveInto(l, pos, seq)
+		tab.ExclusiveInto(l, pos, seq)
 		return
 	}
-	wr.Tab.LockInto(l, pos, seq)
+	tab.LockInto(l, pos, seq)
 }
 
 // Attach sets worker slot w in the entry (pos, seq), creating the entry if
 // needed, and reports whether the bit was set already.
 func (wr *Writer) Attach(pos int, seq uint64, w int) (had bool) {
-	return wr.AttachKey(pos, wr.Tab.Key(seq), w)
+	return wr.AttachKey(pos, wr.Key(seq), w)
 }
 
-// Key is seq with its slot hash in the writer's table, for AttachKey and
-// the prefetches.
-func (wr *Writer) Key(seq uint64) shardmap.Key { return wr.Tab.Key(seq) }
+// Key is seq with its slot hash (the same in every table of the process),
+// for AttachKey and the prefetches.
+func (wr *Writer) Key(seq uint64) shardmap.Key { return wr.Tabs[0].Key(seq) }
 
-// Direct reports whether the lane is alone on its table of one-word sets:
-// then AttachKey(pos, k, w) is Tab.ExclusiveOrKey(pos, k, 1<<w), which a
-// caller on the per-block path calls itself (AttachKey does not inline).
+// Direct reports whether the lane is alone on its tables of one-word sets:
+// then AttachKey(pos, k, w) is ExclusiveOrKey(pos, k, 1<<b) on w's plane
+// (tab, b := Plane(w)), which a caller on the per-block path calls itself
+// (AttachKey does not inline).
 func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 
 // AttachKey is Attach of the sequence hash k.K, which Key made.
 func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 	s, seq := wr.Sets, k.K
+	tab, b := wr.Plane(w)
 	if wr.Excl {
 		if s.Inline {
-			return wr.Tab.ExclusiveOrKey(pos, k, 1<<w)&(1<<w) != 0
+			return tab.ExclusiveOrKey(pos, k, 1<<b)&(1<<b) != 0
 		}
 		// The lane alone writes the table: no lock, and one probe finds
 		// the entry or the slot a new one's handle goes in.
-		if e := Entry(wr.Tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
+		if e := Entry(tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
 			return uint64(wr.Alloc.AllocWith(seq, w))
 		})); e != 0 {
 			return s.setOwnBit(e, w)
@@ -160,13 +174,13 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 		return false
 	}
 	var l shardmap.Locked
-	wr.lock(&l, pos, seq)
+	wr.lock(tab, &l, pos, seq)
 	e := Entry(l.Get())
 	switch {
 	case s.Inline:
-		had = uint64(e)&(1<<w) != 0
+		had = uint64(e)&(1<<b) != 0
 		if !had {
-			l.Put(uint64(e) | 1<<w)
+			l.Put(uint64(e) | 1<<b)
 		}
 	case e != 0:
 		had = s.setBit(e, w)
@@ -181,13 +195,14 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 // holds; the last worker out removes the entry from the table (and frees
 // its slot).
 func (wr *Writer) Detach(pos int, seq uint64, w int) {
+	tab, b := wr.Plane(w)
 	var l shardmap.Locked
-	wr.lock(&l, pos, seq)
+	wr.lock(tab, &l, pos, seq)
 	e := Entry(l.Get())
 	switch {
 	case e == 0: // unreachable while the worker's state is consistent
 	case wr.Sets.Inline:
-		l.Put(uint64(e) &^ (1 << w))
+		l.Put(uint64(e) &^ (1 << b))
 	default:
 		b := arena.Bits(wr.Sets.Arena.Slot(e.handle().Ref()))
 		if bitset.AtomicClear(b, w) && bitset.IsZero(b) {
@@ -198,16 +213,21 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	l.Unlock()
 }
 
-// PrefetchTable asks for the table header of (pos, k.K) when the table is
-// shared with other lanes. A lane alone on its table has one header a
-// position, which its stores keep in cache: asking for it cost more than
-// it saved (building the trace's index without it: 3% faster at 16
-// workers, 4.5% at 96).
-func (wr *Writer) PrefetchTable(pos int, k shardmap.Key) {
+// PrefetchTable asks for the table header of (pos, k.K) in worker slot w's
+// plane when the table is shared with other lanes. A lane alone on its
+// table has one header a position, which its stores keep in cache: asking
+// for it cost more than it saved (building the trace's index without it:
+// 3% faster at 16 workers, 4.5% at 96).
+func (wr *Writer) PrefetchTable(pos int, k shardmap.Key, w int) {
 	if !wr.Excl {
-		wr.Tab.PrefetchTable(pos, k)
+		tab, _ := wr.Plane(w)
+		tab.PrefetchTable(pos, k)
 	}
 }
 
-// PrefetchBucket asks for the first bucket of (pos, k.K).
-func (wr *Writer) PrefetchBucket(pos int, k shardmap.Key) { wr.Tab.PrefetchBucket(pos, k) }
+// PrefetchBucket asks for the first bucket of (pos, k.K) in worker slot
+// w's plane.
+func (wr *Writer) PrefetchBucket(pos int, k shardmap.Key, w int) {
+	tab, _ := wr.Plane(w)
+	tab.PrefetchBucket(pos, k)
+}

@@ -24,12 +24,16 @@ type Options struct {
 
 	MaxDepth, MaxBatch int
 	Sets               *entry.Sets
-	Tabs               []*shardmap.Map // one, or one per lane
-	Preds              []*shardmap.Map // the predicted blocks' tables, as Tabs
-	MaxPredicted       int             // per worker
-	Clock              func() time.Duration
-	Slots              *slots.Table
-	K0, K1             uint64 // keys of the private maps' hash
+	// Tabs are the shared tables: one group, or one per lane, of Planes
+	// tables each (a table per plane of 64 worker slots; Planes 0 or 1:
+	// one table), the groups one after another.
+	Tabs         []*shardmap.Map
+	Preds        []*shardmap.Map // the predicted blocks' tables, as Tabs
+	Planes       int
+	MaxPredicted int // per worker
+	Clock        func() time.Duration
+	Slots        *slots.Table
+	K0, K1       uint64 // keys of the private maps' hash
 
 	OnReject func(ev *Event, err error)
 	OnGap    func(w Worker, expected, got uint64) // nil: ids not tracked
@@ -65,12 +69,15 @@ func New(o Options) *Set {
 	if !o.Sync && o.Pin {
 		cpus = affinity.Plan(o.Lanes)
 	}
+	planes := max(o.Planes, 1)
+	groups := len(o.Tabs) / planes
 	for i := range o.Lanes {
 		ln := newLane(s, i, o.Queue)
-		// A lane with a table of its own, or the only lane, is its table's
+		// A lane with tables of its own, or the only lane, is its tables'
 		// single writer.
-		ln.own.W.Tab, ln.own.W.Excl = o.Tabs[min(i, len(o.Tabs)-1)], len(o.Tabs) > 1 || o.Lanes == 1
-		ln.pw.Tab, ln.pw.Excl = o.Preds[min(i, len(o.Preds)-1)], ln.own.W.Excl
+		g := min(i, groups-1) * planes
+		ln.own.W.Tabs, ln.own.W.Excl = o.Tabs[g:g+planes], groups > 1 || o.Lanes == 1
+		ln.pw.Tabs, ln.pw.Excl = o.Preds[g:g+planes], ln.own.W.Excl
 		s.lanes = append(s.lanes, ln)
 		if !o.Sync {
 			cpu := -1

@@ -36,16 +36,28 @@ type Hit struct {
 
 // Index is what a search reads.
 type Index struct {
-	Sets      entry.Sets      // a copy: read at every probe
-	Tabs      []*shardmap.Map // the shared table, or one per lane
+	Sets entry.Sets // a copy: read at every probe
+	// Tabs are the shared table, or one per lane; with Planes > 1, each
+	// of those is Planes tables, one after another, table k holding the
+	// slots of plane k%Planes (64 slots a plane, one word a set).
+	Tabs      []*shardmap.Map
+	Planes    int
 	Slots     *slots.Table
 	Jump      int // distance between checkpoints
-	Words     int // words per worker set
+	Words     int // words per worker set (1 with planes)
 	BlockSize int
 	// Preds are the predicted blocks' tables, one per table of Tabs;
 	// Predicted counts their blocks (0: none to search).
 	Preds     []*shardmap.Map
 	Predicted *atomic.Int64
+}
+
+// base is the first word of the slots table k's sets hold.
+func (ix *Index) base(k int) int {
+	if ix.Planes > 1 {
+		return k % ix.Planes
+	}
+	return 0
 }
 
 // epoch sums the epochs of the tables a search reads (with the predicted
@@ -132,6 +144,7 @@ func (t *Tally) Sum() (queries, blocks uint64) {
 type Finder struct {
 	ix       *Index
 	tab      *shardmap.Map // the table being searched
+	base     int           // its sets' first word of the slots (Index.base)
 	locals   []uint64
 	seqs     []uint64
 	computed int // seqs[:computed] are known
@@ -181,8 +194,8 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	f.careful = f.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(false)
-		for _, t := range ix.Tabs {
-			f.tab = t
+		for k, t := range ix.Tabs {
+			f.tab, f.base = t, ix.base(k)
 			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
 		}
 		if !f.again(runs, ix.epoch(false) == te) {
@@ -288,7 +301,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 	// a search from the last index.
 	for wi, word := range s {
 		for word != 0 {
-			i := wi<<6 | bits.TrailingZeros64(word)
+			i := (f.base+wi)<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
 			in := &info[i]
 			if !in.Live() || n >= len(ms) {
@@ -317,7 +330,7 @@ func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
 	sl := f.ix.Slots
 	for wi, word := range s {
 		for word != 0 {
-			i := wi<<6 | bits.TrailingZeros64(word)
+			i := (f.base+wi)<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
 			id, rank, blocks, ok := sl.Owned(i, f.epoch)
 			if !ok || n >= len(ms) {

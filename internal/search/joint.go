@@ -67,13 +67,13 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	for runs := 1; ; runs++ {
 		te := ix.epoch(true)
 		j.exact, j.pred = true, nil
-		for _, t := range ix.Tabs {
-			j.tab = t
+		for k, t := range ix.Tabs {
+			j.tab, j.base = t, ix.base(k)
 			j.probes += jump.Search(j, n, ix.Jump, ix.Words, sets)
 		}
 		j.exact = false
-		for i, t := range ix.Tabs {
-			j.tab, j.pred = t, ix.Preds[i]
+		for k, t := range ix.Tabs {
+			j.tab, j.pred, j.base = t, ix.Preds[k], ix.base(k)
 			j.probes += jump.Search(j, n, ix.Jump, ix.Words, sets)
 		}
 		for _, sl := range sc.seen {
@@ -131,7 +131,7 @@ func (j *Joint) Emit(s []uint64, depth int) {
 	if j.exact {
 		for wi, word := range s {
 			for word != 0 {
-				i := wi<<6 | bits.TrailingZeros64(word)
+				i := (j.base+wi)<<6 | bits.TrailingZeros64(word)
 				word &= word - 1
 				if sc.depths[i] == 0 {
 					sc.seen = append(sc.seen, int32(i))
@@ -150,7 +150,7 @@ func (j *Joint) Emit(s []uint64, depth int) {
 	tokens := depth * j.ix.BlockSize
 	for wi, word := range s {
 		for word != 0 {
-			i := wi<<6 | bits.TrailingZeros64(word)
+			i := (j.base+wi)<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
 			var id uint64
 			var rank uint32

@@ -13,7 +13,7 @@ import (
 // left in the slice's spare capacity, where nothing counts it
 // (AddMemory) and the collector cannot free it.
 func TestClear_ReleasesChunksPastWhatItKeeps(t *testing.T) {
-	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tab: shardmap.New(), Excl: true}, K0: 1, K1: 3}
+	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tabs: []*shardmap.Map{shardmap.New()}, Excl: true}, K0: 1, K1: 3}
 	ws := o.New(1, 0, 0)
 	const events, per = 60, 100 // 6,000 nodes: 12 chunks
 	for e := range events {

@@ -146,5 +146,6 @@ func (o *Owner) Check(ws *State) {
 // holds reports whether the entry (pos, seq) of the lane's table holds
 // worker slot w.
 func (o *Owner) holds(pos int, seq uint64, w int) bool {
-	return o.W.Sets.Holds(o.W.Tab, pos, seq, w)
+	tab, b := o.W.Plane(w)
+	return o.W.Sets.Holds(tab, pos, seq, b)
 }

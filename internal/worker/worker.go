@@ -303,6 +303,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	}
 	pending := o.pending[:len(blocks)]
 	prefetch := len(blocks) >= prefetchFrom
+	slot0 := max(ws.Slot, 0) // a new worker's slot comes after validation
 	ws.reserveIDs(len(blocks))
 	ws.batch = blocks
 	// Each engine id's hash, for its prefetch and then its claim.
@@ -322,7 +323,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		prevSeq = seq
 		key := o.W.Key(seq)
 		if prefetch {
-			o.W.PrefetchTable(pos+i, key)
+			o.W.PrefetchTable(pos+i, key, slot0)
 		}
 		slot, v, found := ws.claimID(b.Hash, pending[i].idh, i)
 		pending[i].key, pending[i].slot, pending[i].dup = key, slot, false
@@ -340,7 +341,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	}
 	if prefetch {
 		for i := range pending {
-			o.W.PrefetchBucket(pos+i, pending[i].key)
+			o.W.PrefetchBucket(pos+i, pending[i].key, slot0)
 		}
 	}
 	o.pos, o.parent = pos, par
@@ -397,8 +398,10 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, pa
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
 		var had bool
-		if bit := uint64(1) << ws.Slot; o.W.Direct() {
-			had = o.W.Tab.ExclusiveOrKey(int(pos), key, bit)&bit != 0
+		if o.W.Direct() {
+			tab, b := o.W.Plane(ws.Slot)
+			bit := uint64(1) << b
+			had = tab.ExclusiveOrKey(int(pos), key, bit)&bit != 0
 		} else {
 			had = o.W.AttachKey(int(pos), key, ws.Slot)
 		}
