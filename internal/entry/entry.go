@@ -212,22 +212,3 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	}
 	l.Unlock()
 }
-
-// PrefetchTable asks for the table header of (pos, k.K) in worker slot w's
-// plane when the table is shared with other lanes. A lane alone on its
-// table has one header a position, which its stores keep in cache: asking
-// for it cost more than it saved (building the trace's index without it:
-// 3% faster at 16 workers, 4.5% at 96).
-func (wr *Writer) PrefetchTable(pos int, k shardmap.Key, w int) {
-	if !wr.Excl {
-		tab, _ := wr.Plane(w)
-		tab.PrefetchTable(pos, k)
-	}
-}
-
-// PrefetchBucket asks for the first bucket of (pos, k.K) in worker slot
-// w's plane.
-func (wr *Writer) PrefetchBucket(pos int, k shardmap.Key, w int) {
-	tab, _ := wr.Plane(w)
-	tab.PrefetchBucket(pos, k)
-}

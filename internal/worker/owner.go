@@ -45,7 +45,11 @@ type Owner struct {
 	pending []pendingBlock // one event's validated blocks
 	pos     int            // the validated event's first position
 	parent  uint32         // and its parent node + 1
-	stack   []uint32       // subtree walks
+	// tab and bit are the committing worker's plane's table and its bit
+	// in that table's sets (entry.Writer.Plane), set once an event.
+	tab   *shardmap.Map
+	bit   uint64
+	stack []uint32 // subtree walks
 	// checkKids and checkOver are the invariant checks' scratch
 	// (flash_invariants builds only; nil otherwise).
 	checkKids []uint32
