@@ -11,13 +11,13 @@ import (
 	"github.com/flashindexer/flashindexer/flash"
 )
 
-// A layout measured before it is built: a fleet of more than 64 workers
+// A layout measured before it was built: a fleet of more than 64 workers
 // split into planes of at most 64, each plane an index of its own, so that
 // every worker set is one word in its table's values (no arena slot) and a
 // store touches its plane's table alone; a query searches every plane.
-// Worker w goes to plane w mod planes. Here the planes are separate
-// indexes; built into one, they would share the lanes and the query's
-// setup.
+// Worker w goes to plane w mod planes. The index has planes of its own up
+// to 128 workers (flash's maxPlanes); past that it keeps arena sets, and
+// these benchmarks measure what planes would do there.
 
 // planeCount is how many planes of at most 64 workers w workers take.
 func planeCount(w int) int { return (w + 63) / 64 }
