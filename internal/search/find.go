@@ -185,8 +185,8 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	if sc.dirty {
 		sc.clean(f.hits)
 	}
-	// Each worker is in one lane, so with a table per lane the searches
-	// find disjoint workers. A slot that changes hands while they run may be
+	// Each worker is in one lane and one plane, so with a table per lane
+	// or per plane the searches find disjoint workers. A slot that changes hands while they run may be
 	// reported as its new worker: then they run again, and Emit checks each
 	// slot's owner. A table reused while they run may have shown another
 	// position's keys: then they run again.
