@@ -272,3 +272,10 @@ func FuzzOps(t *testing.T, f Factory, data []byte) {
 	// with the model, and one slow input would stall the fuzzer.
 	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, false).run(4000)
 }
+
+// FuzzOpsWide is FuzzOps over wide worker sets, as RandomDifferentialWide:
+// 60 filler workers first, so that the decoded workers take slots 60–68,
+// on both sides of the first word's (or plane's) end.
+func FuzzOpsWide(t *testing.T, f Factory, data []byte) {
+	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, true).run(4000)
+}
