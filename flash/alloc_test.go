@@ -231,9 +231,13 @@ func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
 		ix := flash.New(opts...)
 		fill(ix, flash.Worker{ID: 9}) // the shared entries, and the lane's scratch
 		// The counts are the whole process's: the fewest of three workers'
-		// fills is the index's own, whatever else ran meanwhile.
+		// fills is the index's own, whatever else ran meanwhile. Under
+		// emulation (CI's arm64 run) a fill is slow enough that the
+		// runtime's own allocations landed in all three once: up to five
+		// more workers fill while the count is not 0. The index's own
+		// allocations happen in every fill.
 		got := ^uint64(0)
-		for id := uint64(1); id <= 3; id++ {
+		for id := uint64(1); id <= 3 || got != 0 && id <= 8; id++ {
 			got = min(got, fill(ix, flash.Worker{ID: id}))
 			if b := ix.BlockCount(flash.Worker{ID: id}); b != n {
 				t.Errorf("hinted=%v: worker %d holds %d blocks, want %d", hinted, id, b, n)
