@@ -71,6 +71,12 @@ func (bk *idBucket) setTag(j int, t uint8) {
 	bk.thi = bk.thi&^(0xFF<<sh) | uint32(t)<<sh
 }
 
+// put gives slot j the id of hash h, valued v.
+func (bk *idBucket) put(j int, h uint64, v uint32) {
+	bk.setTag(j, idTag(h))
+	bk.vals[j] = v
+}
+
 // match returns a bit per slot whose tag is t, and for t = 0 four bits
 // more (12–15: thi's upper half); free does without them.
 func (bk *idBucket) match(t uint8) uint32 {
@@ -216,8 +222,7 @@ func (ws *State) idInsert(h uint64, v uint32) int {
 		bk := &m.b[b]
 		if free := bk.free(); free != 0 {
 			j := bits.TrailingZeros32(free)
-			bk.setTag(j, idTag(h))
-			bk.vals[j] = v
+			bk.put(j, h, v)
 			return int(b)<<idSlotBits | j
 		}
 		if bk.over != 255 {
@@ -244,8 +249,7 @@ func (ws *State) idPlace(h uint64, v uint32) {
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
 		if j := bk.filled(); j < idBucketSlots {
-			bk.setTag(j, idTag(h))
-			bk.vals[j] = v
+			bk.put(j, h, v)
 			return
 		}
 		if bk.over != 255 {
@@ -292,9 +296,7 @@ func (ws *State) claimID(k, h uint64, i int) (slot int, v uint32, found bool) {
 		return ws.idInsert(h, v), v, false
 	}
 	// The probe showed where k goes: no second one.
-	bk := &m.b[free>>idSlotBits]
-	bk.setTag(free&(1<<idSlotBits-1), idTag(h))
-	bk.vals[free&(1<<idSlotBits-1)] = v
+	m.b[free>>idSlotBits].put(free&(1<<idSlotBits-1), h, v)
 	return free, v, false
 }
 
