@@ -253,6 +253,54 @@ func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
 	}
 }
 
+// A hinted worker declared ahead (AddWorker) fills from its first event
+// without allocating: its state was made when it was declared. A worker
+// that is not declared makes its state on its first event.
+func TestFlash_AddWorkerKeepsAllocationsOffTheEvents(t *testing.T) {
+	const n, batch = 4096, 64
+	p := flashtest.Seqs(7, n)
+	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64), flash.WithWorkerCapacity(n))
+	defer ix.Close()
+	var evs []flash.Event
+	fill := func(w flash.Worker) uint64 {
+		evs = evs[:0]
+		for from := 0; from < n; from += batch {
+			evs = append(evs, p.StoreEvent(w, from, from+batch, 0))
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		for _, ev := range evs {
+			if err := ix.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&ms)
+		return ms.Mallocs - before
+	}
+	fill(flash.Worker{ID: 99}) // the shared entries, and the lane's scratch
+	// The fewest of several workers' fills is the index's own (as in
+	// TestFlash_CapacityHintFillsWithoutAllocating).
+	declared, fresh := ^uint64(0), ^uint64(0)
+	for id := uint64(1); id <= 3 || declared != 0 && id <= 8; id++ {
+		w := flash.Worker{ID: id}
+		if err := ix.AddWorker(w); err != nil {
+			t.Fatal(err)
+		}
+		declared = min(declared, fill(w))
+		fresh = min(fresh, fill(flash.Worker{ID: 100 + id}))
+		if b := ix.BlockCount(w); b != n {
+			t.Errorf("worker %d holds %d blocks, want %d", id, b, n)
+		}
+	}
+	if declared != 0 {
+		t.Errorf("a declared, hinted worker's fill allocated %d times", declared)
+	}
+	if fresh == 0 {
+		t.Errorf("an undeclared worker's fill allocated nothing: the test measures nothing")
+	}
+}
+
 // Predictions in steady state: Predict, their expiry and FindMatches over
 // exact and predicted blocks allocate nothing once grown (the expiry timer
 // and the Flushes inside the count).

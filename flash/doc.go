@@ -33,6 +33,8 @@
 //     counted and skipped.
 //   - Cleared: the worker (that DP rank only) holds nothing.
 //   - RemoveWorker(id): every DP rank of id disappears; its slot is reused.
+//   - AddWorker(w) (WorkerAdder): w takes a slot, holding nothing, ahead of
+//     its first event; nothing changes if it has one.
 //
 // A worker's depth for a query is the largest d such that for every i < d the
 // worker holds a block at position i whose sequence hash is the query's
@@ -43,8 +45,9 @@
 // count again.
 //
 // A worker takes a slot (of Config.MaxWorkers) when its first block is stored
-// and frees it only through RemoveWorker; a Stored event for a new worker when
-// every slot is taken is rejected with ErrTooManyWorkers.
+// (or when it is declared, AddWorker) and frees it only through RemoveWorker;
+// a Stored event for a new worker, or an AddWorker, when every slot is taken
+// is rejected with ErrTooManyWorkers.
 //
 // Every rejection and every skipped input is counted in Stats.
 //

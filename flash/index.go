@@ -46,6 +46,21 @@ type Predictor interface {
 	Predict(w Worker, q Query, ttl time.Duration) error
 }
 
+// WorkerAdder is an Index that can give a worker its slot before the
+// worker's first event: a router that learns of an engine when it registers
+// (and of its capacity, WithWorkerCapacity) declares it then, so that the
+// engine's first event finds its state made. The Flash indexer and the
+// reference model are WorkerAdders.
+type WorkerAdder interface {
+	Index
+	// AddWorker gives w (that ID and DP rank) a slot, holding no blocks;
+	// nothing changes if w has one. It returns ErrTooManyWorkers when
+	// every slot is taken and ErrClosed after Close, each counted in
+	// Stats as a rejection. With writers it is ordered with w's events
+	// and returns once w's writer has applied it.
+	AddWorker(w Worker) error
+}
+
 // Config holds the settings shared by every backend. Backends ignore the
 // fields that do not apply to them.
 type Config struct {

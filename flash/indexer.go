@@ -35,7 +35,10 @@ type Indexer struct {
 	queries search.Tally
 }
 
-var _ Predictor = (*Indexer)(nil)
+var (
+	_ Predictor   = (*Indexer)(nil)
+	_ WorkerAdder = (*Indexer)(nil)
+)
 
 // New returns an empty index. By default events apply on DefaultWriters()
 // pinned writer goroutines; WithWriters(0) makes it synchronous.
@@ -150,6 +153,13 @@ func (ix *Indexer) TryApply(ev Event) error {
 func (ix *Indexer) Predict(w Worker, q Query, ttl time.Duration) error {
 	return ix.lanes.Predict(lane.Worker(w), view[uint64](q.Locals), ttl)
 }
+
+// AddWorker gives w a slot, and its state made for its capacity
+// (WithWorkerCapacity), ahead of its first event (WorkerAdder): a router
+// that declares each engine when it registers keeps that work, and its
+// allocations, off the event path. With writers, it is ordered with w's
+// events and returns once w's writer has applied it.
+func (ix *Indexer) AddWorker(w Worker) error { return ix.lanes.AddWorker(lane.Worker(w)) }
 
 // RemoveWorker drops every DP rank of worker id and frees their slots. With
 // writers, it is ordered with the worker's events and applied by its writer.

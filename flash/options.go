@@ -125,8 +125,9 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 // WithWorkerCapacity tells the index how many blocks each worker's cache
 // holds (vLLM's num_gpu_blocks): a worker's private state (its engine-id
 // map and its nodes, up to 2^20 blocks) is made for that many blocks when
-// the worker is first seen and kept through Cleared events, so filling its
-// cache allocates nothing more for it. The shared tables still grow as
+// the worker is first seen (its first event, or Indexer.AddWorker ahead of
+// it) and kept through Cleared events, so filling its cache allocates
+// nothing more for it. The shared tables still grow as
 // positions fill: how a fleet's blocks spread over positions is not known
 // ahead. Without a hint a worker's state grows as blocks arrive (amortised)
 // and a Cleared worker keeps only a small part of it.

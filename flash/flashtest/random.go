@@ -1,6 +1,7 @@
 package flashtest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -132,8 +133,10 @@ func (d *differential) run(maxOps int) {
 			d.idx.Flush()
 		case op < 67:
 			d.event(flash.Event{Kind: flash.EventKind(d.src.intn(5)), Worker: w})
-		case op < 69:
+		case op < 68:
 			d.idx.Flush()
+		case op < 69:
+			d.addWorker(w)
 		case op < 76:
 			d.predict(w, p)
 		case op < 79:
@@ -178,6 +181,21 @@ func (d *differential) event(ev flash.Event) {
 	ea, eb := d.idx.Apply(ev), d.ref.Apply(ev)
 	if ea != nil && ea != eb {
 		d.t.Fatalf("step %d: Apply(%v of %v) = %v, model says %v", d.step, ev.Kind, ev.Worker, ea, eb)
+	}
+}
+
+// addWorker declares w in the index (when it is a WorkerAdder) and in the
+// model, which must agree on whether a slot was free.
+func (d *differential) addWorker(w flash.Worker) {
+	a, ok := d.idx.(flash.WorkerAdder)
+	if !ok {
+		return
+	}
+	// Slots are shared by all workers: order it after every earlier event.
+	d.idx.Flush()
+	ea, eb := a.AddWorker(w), d.ref.AddWorker(w)
+	if !errors.Is(ea, eb) {
+		d.t.Fatalf("step %d: AddWorker(%v): %v, model %v", d.step, w, ea, eb)
 	}
 }
 

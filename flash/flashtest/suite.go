@@ -1,10 +1,12 @@
 package flashtest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // Options tune Run for one backend.
@@ -371,6 +373,64 @@ var cases = []testCase{
 		x.reject(p.StoreEvent(W(2), 4, 6, 0), flash.ErrUnknownParent)
 		x.store(W(2), p, 0, 1)
 		x.expect(p, map[flash.Worker]int{W(2): 1, W(3): 2, W(4): 9, W(5): 1})
+	}},
+	{"add_worker_ahead", func(t testing.TB, f Factory) {
+		c := cfg()
+		c.MaxWorkers = 3
+		x := newFixture(t, f, c)
+		a, ok := x.idx.(flash.WorkerAdder)
+		if !ok {
+			t.Skip("not a WorkerAdder")
+		}
+		add := func(w flash.Worker, want error) {
+			t.Helper()
+			before := x.idx.Stats()
+			err := a.AddWorker(w)
+			if !errors.Is(err, want) {
+				t.Fatalf("AddWorker(%v) = %v, want %v", w, err, want)
+			}
+			after := x.idx.Stats()
+			k, _ := model.RejectCounter(want)
+			if want != nil && (after.EventsRejected != before.EventsRejected+1 || counterOf(after, k) != counterOf(before, k)+1) {
+				t.Fatalf("AddWorker(%v) = %v, not counted as a rejection", w, err)
+			}
+			if want == nil && after.EventsRejected != before.EventsRejected {
+				t.Fatalf("AddWorker(%v) accepted but counted as a rejection", w)
+			}
+		}
+		p := Seqs(1, 8)
+		add(W(1), nil)
+		add(flash.Worker{ID: 1, DPRank: 2}, nil)
+		add(W(1), nil) // again: nothing changes
+		x.expect(p, map[flash.Worker]int{})
+		x.blocks(W(1), 0)
+		// A declared worker holds nothing: its first event has no parent.
+		x.reject(p.StoreEvent(W(1), 2, 4, 0), flash.ErrUnknownParent)
+		x.store(W(1), p, 0, 5)
+		x.store(W(2), p, 0, 3) // the last slot
+		x.expect(p, map[flash.Worker]int{W(1): 5, W(2): 3})
+		// Declared workers hold their slots.
+		add(W(3), flash.ErrTooManyWorkers)
+		x.reject(p.StoreEvent(W(3), 0, 1, 0), flash.ErrTooManyWorkers)
+		x.store(flash.Worker{ID: 1, DPRank: 2}, p, 0, 2)
+		x.expect(p, map[flash.Worker]int{W(1): 5, {ID: 1, DPRank: 2}: 2, W(2): 3})
+		// A removed worker frees its slots for new ones, declared or not
+		// (once applied: with writers, the removal is ordered with worker
+		// 1's events only).
+		if err := x.idx.RemoveWorker(1); err != nil {
+			t.Fatal(err)
+		}
+		x.idx.Flush()
+		add(W(3), nil)
+		x.store(W(4), p, 0, 7)
+		x.reject(p.StoreEvent(W(5), 0, 1, 0), flash.ErrTooManyWorkers)
+		x.apply(flash.ClearedEvent(W(3))) // a declared worker clears: nothing to do
+		x.store(W(3), p, 0, 1)
+		x.expect(p, map[flash.Worker]int{W(2): 3, W(3): 1, W(4): 7})
+		if err := x.idx.Close(); err != nil {
+			t.Fatal(err)
+		}
+		add(W(9), flash.ErrClosed)
 	}},
 	{"lora_does_not_match_base", func(t testing.TB, f Factory) {
 		x := newFixture(t, f, cfg())

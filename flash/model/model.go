@@ -26,7 +26,10 @@ type Model struct {
 	preds    map[flash.Worker]map[contentKey]predicted
 }
 
-var _ flash.Predictor = (*Model)(nil)
+var (
+	_ flash.Predictor   = (*Model)(nil)
+	_ flash.WorkerAdder = (*Model)(nil)
+)
 
 // New returns an empty model.
 func New(cfg flash.Config) *Model {
@@ -78,6 +81,20 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 			dst.Add(flash.Match{Worker: w, Depth: d, Predicted: d - exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
 		}
 	})
+}
+
+// AddWorker gives w a slot holding nothing, if it has none.
+func (m *Model) AddWorker(w flash.Worker) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	err := flash.ErrClosed
+	if !m.closed {
+		err = m.front.Touch(w)
+	}
+	if err != nil {
+		m.counters.Reject(err)
+	}
+	return err
 }
 
 // RemoveWorker drops every DP rank of id.

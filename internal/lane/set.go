@@ -152,6 +152,24 @@ func (s *Set) RemoveWorker(id uint64) error {
 	return ln.enqueue(nil, &id, false)
 }
 
+// AddWorker gives w a slot and its state, holding nothing, if it has none,
+// on its lane (with writers, ordered with w's events), and returns once it
+// is done: ErrTooManyWorkers when every slot is taken, ErrClosed after
+// Close, each counted as a rejection.
+func (s *Set) AddWorker(w Worker) error {
+	ln := s.laneOf(w.ID)
+	var err error
+	if cerr := ln.callOpen(func() {
+		if _, _, err = ln.worker(w); err != nil {
+			ln.counters.reject(0, err)
+		}
+	}); cerr != nil {
+		s.admission.reject(0, cerr)
+		return cerr
+	}
+	return err
+}
+
 // Flush returns once every event accepted before the call is applied, and
 // every prediction expired at the call dropped.
 func (s *Set) Flush() {
