@@ -124,7 +124,7 @@ func BenchmarkStorePlanes(b *testing.B) {
 						took[1] = time.Since(t0)
 						closePlanes(ixs)
 					case 2:
-						n := NewNaive()
+						n := NewNaive(wl, 0)
 						t0 := time.Now()
 						stores[1].fill(n, wl, 0)
 						took[2] = time.Since(t0)

@@ -87,9 +87,18 @@ func Build(reqs []trace.Request, workers int, delta bool) (*Workload, error) {
 // Naive is the bare nested map: worker → sequence hash → present.
 type Naive map[uint64]map[uint64]struct{}
 
-// NewNaive returns an empty map; with hint > 0 each worker's map is made
-// for hint blocks when the worker is first seen.
-func NewNaive() Naive { return Naive{} }
+// NewNaive returns an empty map; with hint > 0 every worker of wl has its
+// map made for hint blocks (the workers declared ahead, as
+// flash.Indexer.AddWorker declares them to Flash).
+func NewNaive(wl *Workload, hint int) Naive {
+	n := Naive{}
+	if hint > 0 {
+		for w := range wl.Workers {
+			n[uint64(w)] = make(map[uint64]struct{}, hint)
+		}
+	}
+	return n
+}
 
 // Store inserts every block of event i of wl.
 func (n Naive) Store(wl *Workload, i, hint int) {

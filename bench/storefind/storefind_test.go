@@ -39,13 +39,23 @@ func workload(tb testing.TB, w int, delta bool) *Workload {
 }
 
 // newFlash is the index the benchmarks store into: synchronous (the caller
-// is the writer), one bit per worker, capacity hints when hint > 0.
+// is the writer), one bit per worker; when hint > 0, capacity hints and
+// every worker declared ahead (AddWorker), as a router declares the
+// engines it knows with their capacity.
 func newFlash(wl *Workload, hint int) *flash.Indexer {
 	opts := []flash.Option{flash.WithWriters(0), flash.WithBlockSize(trace.TraceBlockTokens), flash.WithMaxWorkers(wl.Workers)}
 	if hint > 0 {
 		opts = append(opts, flash.WithWorkerCapacity(hint))
 	}
-	return flash.New(opts...)
+	ix := flash.New(opts...)
+	if hint > 0 {
+		for w := range wl.Workers {
+			if err := ix.AddWorker(flash.Worker{ID: uint64(w)}); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return ix
 }
 
 // store is one implementation's way to build the whole workload: make an
@@ -72,7 +82,7 @@ var stores = []store{
 			}
 		}
 	}, func(v any) { v.(*flash.Indexer).Close() }},
-	{"naive", func(*Workload, int) any { return NewNaive() }, func(v any, wl *Workload, hint int) {
+	{"naive", func(wl *Workload, hint int) any { return NewNaive(wl, hint) }, func(v any, wl *Workload, hint int) {
 		n := v.(Naive)
 		for i := range wl.Events {
 			n.Store(wl, i, hint)

@@ -76,7 +76,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
 	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
 	fs.StringVar(&o.laneMode, "lane-tables", "auto", "flash: a table per lane (flash.WithLaneTables; writers share no table, a query searches each lane's table): on, off, or auto (on with at most 4 lanes)")
-	fs.BoolVar(&o.hints, "capacity-hints", false, "flash: tell the index each engine's capacity (--cache-blocks, flash.WithWorkerCapacity), as a router that knows its engines' num_gpu_blocks does: a worker's private state is made for it when the worker is first seen")
+	fs.BoolVar(&o.hints, "capacity-hints", false, "flash: tell the index each engine's capacity (--cache-blocks, flash.WithWorkerCapacity), and declare every engine before the replay (flash.Indexer.AddWorker), as a router that registers its engines and knows their num_gpu_blocks does: each worker's private state is made for its cache before its first event")
 	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
@@ -202,7 +202,8 @@ type WLInfo struct {
 
 // factory makes the backend's indexes; a synchronous flash (writers 0) gets a
 // lane per feeder, with laneTables a table per lane, and with hint > 0 that
-// capacity hint for every worker.
+// capacity hint for every worker and every engine declared (AddWorker)
+// before the replay, as a router declares the engines it registers.
 func factory(name string, workers, writers, feeders, blockSize int, laneTables bool, hint int) (replay.Factory, error) {
 	cfg := flash.DefaultConfig()
 	cfg.MaxWorkers = workers
@@ -210,10 +211,19 @@ func factory(name string, workers, writers, feeders, blockSize int, laneTables b
 	switch name {
 	case "flash":
 		opts := []flash.Option{flash.WithConfig(cfg), flash.WithWriters(writers), flash.WithSyncLanes(feeders), flash.WithLaneTables(laneTables)}
-		if hint > 0 {
-			opts = append(opts, flash.WithWorkerCapacity(hint))
+		if hint == 0 {
+			return func() flash.Index { return flash.New(opts...) }, nil
 		}
-		return func() flash.Index { return flash.New(opts...) }, nil
+		opts = append(opts, flash.WithWorkerCapacity(hint))
+		return func() flash.Index {
+			ix := flash.New(opts...)
+			for w := range workers { // the simulator's engines, 0 to workers-1
+				if err := ix.AddWorker(flash.Worker{ID: uint64(w)}); err != nil {
+					panic(err) // workers fit MaxWorkers by construction
+				}
+			}
+			return ix
+		}, nil
 	case "naive":
 		return func() flash.Index { return baseline.NewNaive(cfg) }, nil
 	case "actor":

@@ -113,8 +113,8 @@ func checkRow(t *testing.T, r *Row) {
 }
 
 // --capacity-hints gives flash each engine's capacity (--cache-blocks) as
-// its capacity hint: a worker's private state is made for it at first
-// sight, and the run's header says so.
+// its capacity hint and declares every engine before the replay: each
+// worker's private state is made for it ahead, and the run's header says so.
 func TestRun_CapacityHints(t *testing.T) {
 	o, err := parse([]string{"--capacity-hints", "--cache-blocks", "4096"}, &bytes.Buffer{})
 	if err != nil || !o.hints || o.cacheBlocks != 4096 {
@@ -127,6 +127,13 @@ func TestRun_CapacityHints(t *testing.T) {
 		}
 		ix := f().(*flash.Indexer)
 		defer ix.Close()
+		want := 0 // workers declared before any event
+		if hint > 0 {
+			want = 16
+		}
+		if ix.Workers() != want {
+			t.Fatalf("hint %d: %d workers declared before any event, want %d", hint, ix.Workers(), want)
+		}
 		if err := ix.Apply(flash.StoredEvent(flash.Worker{ID: 1}, flash.Block{Hash: 7, Local: 9})); err != nil {
 			t.Fatal(err)
 		}
