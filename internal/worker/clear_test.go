@@ -41,3 +41,25 @@ func TestClear_ReleasesChunksPastWhatItKeeps(t *testing.T) {
 		}
 	}
 }
+
+// A lane's batch scratch grows by doubling, not to each new longest batch,
+// and never past what TrimScratch keeps unless one batch needs it.
+func TestScratchSize_Doubles(t *testing.T) {
+	grows, have := 0, 0
+	for n := 1; n <= keepScratch; n++ {
+		if have < n {
+			next := scratchSize(n, have)
+			if next < n || next > keepScratch {
+				t.Fatalf("batch of %d, room for %d: grows to %d", n, have, next)
+			}
+			have = next
+			grows++
+		}
+	}
+	if grows > 7 { // 64, 128, …, 4096
+		t.Errorf("batches of 1 to %d blocks grew the scratch %d times", keepScratch, grows)
+	}
+	if got := scratchSize(keepScratch+5, keepScratch); got != keepScratch+5 {
+		t.Errorf("a batch of %d blocks: room for %d", keepScratch+5, got)
+	}
+}

@@ -74,6 +74,17 @@ type pendingBlock struct {
 // this many entries; a larger event's go with it.
 const keepScratch = 4096
 
+// minScratch: a batch's scratch starts with room for this many blocks.
+const minScratch = 64
+
+// scratchSize is the room a scratch buffer that holds have entries grows to
+// for n: at least minScratch and twice have, up to keepScratch (what
+// TrimScratch keeps), and n. Batches that grow one block at a time then
+// grow the buffer a few times, not once each.
+func scratchSize(n, have int) int {
+	return max(n, min(max(2*have, minScratch), keepScratch))
+}
+
 // TrimScratch releases scratch buffers that one large event grew.
 func (o *Owner) TrimScratch() {
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)

@@ -299,7 +299,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		return ErrTooDeep
 	}
 	if cap(o.pending) < len(blocks) {
-		o.pending = make([]pendingBlock, len(blocks))
+		o.pending = make([]pendingBlock, scratchSize(len(blocks), cap(o.pending)))
 	}
 	pending := o.pending[:len(blocks)]
 	prefetch := len(blocks) >= prefetchFrom
