@@ -15,14 +15,28 @@ type Ref uint32
 // Nil is the zero Ref.
 const Nil Ref = 0
 
-// Handle names one life of a slot: version << 32 | ref. The zero Handle is nil.
+// Handle names one life of a slot: version << 32 | ref, of the version's
+// low 31 bits, so that a handle's top bit is always 0 (a table value can
+// tell a handle from an inline worker set by it: package entry). A stale
+// handle would pass for a current one only if its slot were freed and
+// reused 2^30 times while a reader held it. The zero Handle is nil.
 type Handle uint64
 
 // Ref returns the slot the handle names.
 func (h Handle) Ref() Ref { return Ref(h) }
 
-// Version returns the low 32 bits of the slot version the handle names.
+// Version returns the low 31 bits of the slot version the handle names.
 func (h Handle) Version() uint32 { return uint32(h >> 32) }
+
+// Names reports whether slot version v is the life h names: even (live)
+// and the same in the bits a handle keeps.
+func (h Handle) Names(v uint64) bool { return v&1 == 0 && handleVersion(v) == h.Version() }
+
+// handleVersion is the part of a slot version a handle keeps.
+func handleVersion(v uint64) uint32 { return uint32(v) & (1<<31 - 1) }
+
+// handle is the handle of slot r's life of version v.
+func handle(r Ref, v uint64) Handle { return Handle(uint64(handleVersion(v))<<32 | uint64(r)) }
 
 // Slot word offsets.
 const (
@@ -116,10 +130,7 @@ func Bits(s []uint64) []uint64 { return s[Header:] }
 
 // Current reports whether slot s is still in the life h names: the reader's
 // check before and after reading a slot.
-func Current(s []uint64, h Handle) bool {
-	v := Version(s)
-	return v&1 == 0 && uint32(v) == h.Version()
-}
+func Current(s []uint64, h Handle) bool { return h.Names(Version(s)) }
 
 // grow reserves parts until global index n exists. Called under a.mu.
 func (a *Arena) grow(n uint64) {
@@ -241,7 +252,7 @@ func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 		}
 		order.Init(&s[WordVersion], 2)
 		order.Publish(&al.live, al.live+1)
-		return Handle(2<<32 | uint64(r))
+		return handle(r, 2)
 	}
 	ordered := !order.StoresInOrder
 	setWord(&s[WordSeq], seq, ordered)
@@ -257,7 +268,7 @@ func (al *Allocator) AllocWith(seq uint64, w int) Handle {
 	v++
 	order.Publish(&s[WordVersion], v)
 	order.Publish(&al.live, al.live+1)
-	return Handle(uint64(uint32(v))<<32 | uint64(r))
+	return handle(r, v)
 }
 
 // setWord writes a word of a slot being allocated: with an atomic store
@@ -276,7 +287,7 @@ func setWord(p *uint64, v uint64, ordered bool) {
 func (al *Allocator) Free(h Handle) bool {
 	s := al.a.Slot(h.Ref())
 	v := Version(s)
-	if v&1 != 0 || uint32(v) != h.Version() {
+	if !h.Names(v) {
 		return false
 	}
 	atomic.StoreUint64(&s[WordVersion], v+1)

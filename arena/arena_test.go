@@ -379,3 +379,33 @@ func TestArena_ReservesInEighths(t *testing.T) {
 		}
 	}
 }
+
+// A handle's top bit is 0 whatever its slot's version, so that a table value
+// can carry a tag there (package entry); a slot whose version passed 2^31
+// still names, validates and frees through its handles.
+func TestArena_HandleTopBitClear(t *testing.T) {
+	a := arena.New(4)
+	al := a.NewAllocator()
+	h := al.AllocWith(7, 3)
+	if !al.Free(h) {
+		t.Fatal("Free of a fresh handle failed")
+	}
+	s := a.Slot(h.Ref())
+	atomic.StoreUint64(&s[arena.WordVersion], 1<<31|5) // freed, past 2^31
+	h2 := al.AllocWith(9, 200)
+	if h2.Ref() != h.Ref() {
+		t.Fatalf("reused ref %d, want %d", h2.Ref(), h.Ref())
+	}
+	if h2>>63 != 0 {
+		t.Fatalf("handle %#x has its top bit set", uint64(h2))
+	}
+	if !arena.Current(a.Slot(h2.Ref()), h2) || arena.Current(a.Slot(h2.Ref()), h) {
+		t.Fatal("Current: the new handle must name the slot, the old one must not")
+	}
+	if al.Free(h) {
+		t.Fatal("Free of a stale handle succeeded")
+	}
+	if !al.Free(h2) || arena.Current(a.Slot(h2.Ref()), h2) {
+		t.Fatal("Free of the current handle failed")
+	}
+}
