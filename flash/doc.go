@@ -113,7 +113,8 @@
 //     workers holding that content: the set itself when Config.MaxWorkers ≤
 //     64; up to 128, a table per 64 worker slots (a plane), each holding
 //     its slots' word of the set; wider, the handle of an arena slot
-//     (package arena) holding it.
+//     (package arena) holding it, or the set itself while all its workers
+//     are in slots 0 to 62.
 //   - The search (package jump, specialized in internal/search): jump search
 //     with binary search inside a failed jump, over a prober that reads the
 //     shared index and names each slot's worker (internal/slots).

@@ -67,6 +67,18 @@ func FuzzFlashWide(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOpsWide(t, syncFactory, data) })
 }
 
+// FuzzFlashWider fuzzes the differential over sets of three words
+// (flashtest.FuzzOpsWider): the decoded workers take slots 60–71, so
+// entries move between the table's values and arena slots as workers past
+// slot 62 join and leave them. Its second seed (FuzzFlashWide's) has
+// twelve workers store one prompt and then queries it.
+func FuzzFlashWider(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
+	f.Add([]byte("\x00\x00\x0a\x01\x27\x00\x01\x01\x00\x0a\x01\x27\x00\x01\x02\x00\x0a\x01\x27\x00\x01\x03\x00\x0a\x01\x27\x00\x01\x04\x00\x0a\x01\x27\x00\x01\x05\x00\x0a\x01\x27\x00\x01\x06\x00\x0a\x01\x27\x00\x01\x07\x00\x0a\x01\x27\x00\x01\x08\x00\x0a\x01\x27\x00\x01\x09\x00\x0a\x01\x27\x00\x01\x0a\x00\x0a\x01\x27\x00\x01\x0b\x00\x0a\x01\x27\x00\x01\x00\x00\x5a\x01\x01\x01"))
+	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))
+	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOpsWider(t, syncFactory, data) })
+}
+
 func FuzzFlash(f *testing.F) {
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
 	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))

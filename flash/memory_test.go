@@ -9,7 +9,8 @@ import (
 
 // Memory counts what the index holds: shared entries, nodes (ghosts
 // included) and engine ids, and bytes for each part at least what those
-// counts take; wide worker sets have arena entries, one-word sets none.
+// counts take; one-word sets have no arena entries, nor do wide sets of
+// workers in slots 0 to 62, and a wide set with a worker past them has one.
 func TestFlash_MemoryParts(t *testing.T) {
 	for _, workers := range []int{64, 256} {
 		ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(workers))
@@ -27,11 +28,21 @@ func TestFlash_MemoryParts(t *testing.T) {
 		if m.Tables < 16*m.Keys || m.Nodes < 32*m.NodeCount || m.IDs < 5*m.IDCount || m.Content < 13*m.NodeCount/2 {
 			t.Fatalf("workers %d: parts smaller than their contents: %+v", workers, m)
 		}
-		if (m.Entries == 0) != (workers <= 64) {
-			t.Fatalf("workers %d: %d bytes of arena entries", workers, m.Entries)
+		if m.Entries != 0 {
+			t.Fatalf("workers %d, in slots 0 and 1: %d bytes of arena entries", workers, m.Entries)
 		}
 		if m.Total() != m.Tables+m.Entries+m.Nodes+m.IDs+m.Content {
 			t.Fatalf("Total %d of %+v", m.Total(), m)
+		}
+		if workers > 64 {
+			// Workers in slots 2 to 64 store p's first block: the last
+			// moves its entry to the arena.
+			for id := uint64(3); id <= 65; id++ {
+				_ = ix.Apply(p.StoreEvent(flash.Worker{ID: id}, 0, 1, 0))
+			}
+			if m := ix.Memory(); m.Entries == 0 || m.Keys != 150 {
+				t.Fatalf("workers %d, one entry with slot 64: %d keys, %d bytes of arena entries", workers, m.Keys, m.Entries)
+			}
 		}
 		ix.Close()
 	}

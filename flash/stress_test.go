@@ -18,19 +18,26 @@ import (
 // change must be answered exactly at every moment (slot reuse never shows a
 // reader another entry's workers), and at quiescent points the whole index
 // equals the model.
+//
+// With 256 workers, 60 fillers hold the stable workers' first blocks, so
+// that the churners take slots past 62: the entries the stable workers
+// share move to arena slots and back into the table's values as churners
+// join and leave them, while readers query.
 func TestFlash_ConcurrentStress(t *testing.T) {
-	for _, tables := range []bool{false, true} {
-		t.Run(fmt.Sprintf("lane-tables=%v", tables), func(t *testing.T) { concurrentStress(t, tables) })
+	for _, workers := range []int{128, 256} {
+		for _, tables := range []bool{false, true} {
+			t.Run(fmt.Sprintf("workers=%d/lane-tables=%v", workers, tables), func(t *testing.T) { concurrentStress(t, workers, tables) })
+		}
 	}
 }
 
-func concurrentStress(t *testing.T, laneTables bool) {
+func concurrentStress(t *testing.T, workers int, laneTables bool) {
 	rounds, churners := 40, 24
 	if testing.Short() {
 		rounds = 12
 	}
 	cfg := flash.DefaultConfig()
-	cfg.MaxWorkers = 128
+	cfg.MaxWorkers = workers
 	ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(32), flash.WithLaneTables(laneTables))
 	defer ix.Close()
 	ref := model.New(cfg)
@@ -49,6 +56,11 @@ func concurrentStress(t *testing.T, laneTables bool) {
 		d := 20 + i*35
 		apply(prompts[0].StoreEvent(w, 0, d, 0))
 		stable[w] = d
+	}
+	if workers > 128 {
+		for i := range 60 {
+			apply(prompts[0].StoreEvent(flash.Worker{ID: uint64(1000 + i)}, 0, 1+i%30, 0))
+		}
 	}
 	ix.Flush()
 

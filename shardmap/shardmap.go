@@ -616,6 +616,12 @@ func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
 
 // ExclusiveOrKey is ExclusiveOr of k, which m.Key made.
 func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
+	return m.ExclusiveOrKeyUnless(pos, k, mask, 0)
+}
+
+// ExclusiveOrKeyUnless is ExclusiveOrKey that leaves a value holding any
+// bit of unless as it is; either way it returns the value it found.
+func (m *Map) ExclusiveOrKeyUnless(pos int, k Key, mask, unless uint64) uint64 {
 	key, h := k.K, k.H
 	tab := m.readyTab(pos, h)
 	if tab == nil {
@@ -626,7 +632,7 @@ func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 		switch {
 		case ok:
 			old := atomic.LoadUint64(t.val(i))
-			if old|mask != old {
+			if old&unless == 0 && old|mask != old {
 				order.Publish(t.val(i), old|mask)
 				t.live += b2i(old == 0)
 			}
@@ -642,7 +648,9 @@ func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 	var l Locked
 	m.ExclusiveInto(&l, pos, key)
 	old := l.Get()
-	l.Put(old | mask)
+	if old&unless == 0 {
+		l.Put(old | mask)
+	}
 	l.Unlock()
 	return old
 }

@@ -62,18 +62,29 @@ type differential struct {
 // position often (multi entries), and includes local hash 0.
 var alphabet = []flash.LocalHash{0, L(1), L(2), L(3)}
 
-// wideFillers: in a wide differential, workers that each store one block
-// first and nothing after, so that the random workers' slots are 60 and
-// up: their bits straddle the first word of the arena's wider sets.
-const wideFillers = 60
+// layout is how a differential's workers take their slots: fillers, workers
+// that each store a block or three first (before the random ones) and
+// nothing after, of which the last removed are removed again.
+type layout struct{ fillers, removed int }
 
-func newDifferential(t testing.TB, f Factory, src source, seed uint64, wide bool) *differential {
+var (
+	// narrow: the random workers alone, in 9 slots.
+	narrow = layout{}
+	// wide: 60 fillers, so that the random workers' slots are 60 to 68:
+	// their bits straddle the end of a set's first word (or plane).
+	wide = layout{fillers: 60}
+	// wider: sets of more than two words (133 slots: arena sets, and
+	// inline ones for slots below 63), the random workers again in slots
+	// 60 and up, once 64 of 124 fillers are gone: the fillers' shared
+	// entries move to arena slots and back as the wider workers come
+	// and go, and so do the random workers'.
+	wider = layout{fillers: 124, removed: 64}
+)
+
+func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layout) *differential {
 	d := &differential{t: t, src: src}
-	c := d.clk.config(50) // predictions of a few prompts fill it: blocks leave by the cap
-	c.MaxWorkers = 9      // fewer than the workers used: ErrTooManyWorkers and slot reuse happen
-	if wide {
-		c.MaxWorkers += wideFillers
-	}
+	c := d.clk.config(50)          // predictions of a few prompts fill it: blocks leave by the cap
+	c.MaxWorkers = 9 + lay.fillers // 9 for 12 random workers: ErrTooManyWorkers and slot reuse (wider frees 64 more)
 	c.MaxDepth = 400
 	d.idx, d.ref = f(t, c), model.New(c)
 	d.pred, _ = d.idx.(flash.Predictor)
@@ -98,11 +109,12 @@ func newDifferential(t testing.TB, f Factory, src source, seed uint64, wide bool
 	for id := uint64(1); id <= 6; id++ {
 		d.workers = append(d.workers, flash.Worker{ID: id}, flash.Worker{ID: id, DPRank: 1})
 	}
-	if wide {
-		for i := range wideFillers {
-			p := d.prompts[i%len(d.prompts)]
-			d.event(p.StoreEvent(flash.Worker{ID: 1000 + uint64(i)}, 0, 1+i%3, 0))
-		}
+	for i := range lay.fillers {
+		p := d.prompts[i%len(d.prompts)]
+		d.event(p.StoreEvent(flash.Worker{ID: 1000 + uint64(i)}, 0, 1+i%3, 0))
+	}
+	for i := lay.fillers - lay.removed; i < lay.fillers; i++ {
+		d.removeWorker(1000 + uint64(i))
 	}
 	return d
 }
@@ -124,13 +136,7 @@ func (d *differential) run(maxOps int) {
 		case op < 63:
 			d.event(flash.ClearedEvent(w))
 		case op < 65:
-			ea, eb := d.idx.RemoveWorker(w.ID), d.ref.RemoveWorker(w.ID)
-			if (ea == nil) != (eb == nil) {
-				d.t.Fatalf("step %d: RemoveWorker(%d): %v, model %v", d.step, w.ID, ea, eb)
-			}
-			// Slots are shared by all workers: order the removal before
-			// later events of other workers (see event).
-			d.idx.Flush()
+			d.removeWorker(w.ID)
 		case op < 67:
 			d.event(flash.Event{Kind: flash.EventKind(d.src.intn(5)), Worker: w})
 		case op < 68:
@@ -182,6 +188,17 @@ func (d *differential) event(ev flash.Event) {
 	if ea != nil && ea != eb {
 		d.t.Fatalf("step %d: Apply(%v of %v) = %v, model says %v", d.step, ev.Kind, ev.Worker, ea, eb)
 	}
+}
+
+// removeWorker removes worker id from the index and the model.
+func (d *differential) removeWorker(id uint64) {
+	ea, eb := d.idx.RemoveWorker(id), d.ref.RemoveWorker(id)
+	if (ea == nil) != (eb == nil) {
+		d.t.Fatalf("step %d: RemoveWorker(%d): %v, model %v", d.step, id, ea, eb)
+	}
+	// Slots are shared by all workers: order the removal before later
+	// events of other workers (see event).
+	d.idx.Flush()
 }
 
 // addWorker declares w in the index (when it is a WorkerAdder) and in the
@@ -262,7 +279,7 @@ func (d *differential) compareCounts() {
 func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
 	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed, false).run(n)
+		newDifferential(t, f, src, seed, narrow).run(n)
 	})
 }
 
@@ -273,7 +290,19 @@ func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
 func RandomDifferentialWide(t *testing.T, f Factory, seed uint64, n int) {
 	t.Run(fmt.Sprintf("wide/seed=%d", seed), func(t *testing.T) {
 		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed, true).run(n)
+		newDifferential(t, f, src, seed, wide).run(n)
+	})
+}
+
+// RandomDifferentialWider is RandomDifferential over sets of three words:
+// 124 fillers, of which the last 64 are then removed, so that the random
+// workers take slots 60 to 71 in sets of 133, and entries change between
+// their inline and arena forms as workers past slot 62 join and leave
+// them.
+func RandomDifferentialWider(t *testing.T, f Factory, seed uint64, n int) {
+	t.Run(fmt.Sprintf("wider/seed=%d", seed), func(t *testing.T) {
+		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
+		newDifferential(t, f, src, seed, wider).run(n)
 	})
 }
 
@@ -288,12 +317,18 @@ func RandomDifferentialWide(t *testing.T, f Factory, seed uint64, n int) {
 func FuzzOps(t *testing.T, f Factory, data []byte) {
 	// Long inputs are cut to a few thousand operations: every query compares
 	// with the model, and one slow input would stall the fuzzer.
-	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, false).run(4000)
+	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, narrow).run(4000)
 }
 
 // FuzzOpsWide is FuzzOps over wide worker sets, as RandomDifferentialWide:
 // 60 filler workers first, so that the decoded workers take slots 60–68,
 // on both sides of the first word's (or plane's) end.
 func FuzzOpsWide(t *testing.T, f Factory, data []byte) {
-	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, true).run(4000)
+	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, wide).run(4000)
+}
+
+// FuzzOpsWider is FuzzOps over sets of three words, as
+// RandomDifferentialWider.
+func FuzzOpsWider(t *testing.T, f Factory, data []byte) {
+	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, wider).run(4000)
 }

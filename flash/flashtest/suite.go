@@ -64,6 +64,9 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 		for seed := uint64(5); seed <= 6; seed++ {
 			RandomDifferentialWide(t, f, seed, n)
 		}
+		for seed := uint64(7); seed <= 8; seed++ {
+			RandomDifferentialWider(t, f, seed, n)
+		}
 	})
 }
 

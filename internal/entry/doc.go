@@ -16,8 +16,16 @@
 //     key reads one consistent set; a store is one table write, with
 //     nothing else to allocate or free.
 //   - a handle (wider sets): the value is the arena.Handle of a slot holding
-//     the version, sequence hash and worker words; readers validate the
-//     version around their read of the words.
+//     the version, sequence hash and worker words, tagged with the value's
+//     top bit; readers validate the version around their read of the
+//     words. A value without the tag is an inline set of worker slots 0 to
+//     62: an entry whose workers all took low slots (slots go lowest
+//     first, so a fleet running below its MaxWorkers keeps all of them
+//     there) costs what it does in the inline form. The first worker past
+//     them moves the set to an arena slot (written before its handle is
+//     published), and the value becomes an inline set again when the last
+//     one leaves (the value changes before the slot is freed, so a reader
+//     that finds the slot stale looks again and finds the set).
 //
 // Contract:
 //

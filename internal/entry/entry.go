@@ -14,8 +14,23 @@ import (
 // arena handle of a slot holding it. 0 is no entry.
 type Entry uint64
 
-// handle is e's arena handle (handle form only).
-func (e Entry) handle() arena.Handle { return arena.Handle(e) }
+// In the handle form, a handle is tagged with handleTag (an arena.Handle's
+// top bit is always 0), and a value without the tag is the set of its
+// workers itself, when all of them are below inlineSlots: a wide index
+// whose busy workers took the low slots (slots are taken lowest first)
+// keeps their entries as the inline form does, and moves an entry to an
+// arena slot when a worker past them joins it.
+const (
+	handleTag   = 1 << 63
+	inlineSlots = 63
+)
+
+// handle is e's arena handle (handle form, tagged).
+func (e Entry) handle() arena.Handle { return arena.Handle(e &^ handleTag) }
+
+// inline reports whether e, of a handle-form index, is a set in the value
+// (or no entry).
+func (e Entry) inline() bool { return e&handleTag == 0 }
 
 // Sets says how an index keeps its worker sets.
 type Sets struct {
@@ -40,21 +55,20 @@ func (s *Sets) Find(tab *shardmap.Map, pos int, seq uint64) Entry {
 // is popcount(mask) when the caller knows it, else -1. ok is false when the
 // slot was freed or reused during the read.
 func (s *Sets) Read(e Entry, mask, out []uint64, maskCount int) (int, bool) {
-	if s.Inline {
+	if s.Inline || e.inline() {
 		b := uint64(e)
 		if mask != nil {
 			b &= mask[0]
 		}
 		out[0] = b
+		if !s.Inline {
+			clear(out[1:])
+		}
 		return bits.OnesCount64(b), true
-	}
-	if e == 0 {
-		clear(out)
-		return 0, true
 	}
 	sl := s.Arena.Slot(e.handle().Ref())
 	v := arena.Version(sl)
-	if v&1 != 0 || uint32(v) != e.handle().Version() {
+	if !e.handle().Names(v) {
 		return 0, false
 	}
 	var c int
@@ -82,6 +96,9 @@ func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
 	}
 	if s.Inline {
 		return uint64(e)&(1<<w) != 0
+	}
+	if e.inline() {
+		return w < inlineSlots && uint64(e)&(1<<w) != 0
 	}
 	sl := s.Arena.Slot(e.handle().Ref())
 	return arena.Current(sl, e.handle()) && arena.Seq(sl) == seq && bitset.AtomicTest(arena.Bits(sl), w)
@@ -165,12 +182,29 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 			return tab.ExclusiveOrKey(pos, k, 1<<b)&(1<<b) != 0
 		}
 		// The lane alone writes the table: no lock, and one probe finds
-		// the entry or the slot a new one's handle goes in.
-		if e := Entry(tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
-			return uint64(wr.Alloc.AllocWith(seq, w))
-		})); e != 0 {
+		// the entry or the slot a new one goes in.
+		if w < inlineSlots {
+			// An inline set (or a new one) takes w's bit; a handle's
+			// slot does.
+			e := Entry(tab.ExclusiveOrKeyUnless(pos, k, 1<<w, handleTag))
+			if e.inline() {
+				return uint64(e)&(1<<w) != 0
+			}
 			return s.setOwnBit(e, w)
 		}
+		e := Entry(tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
+			return uint64(wr.Alloc.AllocWith(seq, w)) | handleTag
+		}))
+		switch {
+		case e == 0:
+			return false
+		case !e.inline():
+			return s.setOwnBit(e, w)
+		}
+		var l shardmap.Locked
+		tab.ExclusiveInto(&l, pos, seq)
+		l.Put(wr.promote(seq, uint64(e), w))
+		l.Unlock()
 		return false
 	}
 	var l shardmap.Locked
@@ -182,13 +216,30 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 		if !had {
 			l.Put(uint64(e) | 1<<b)
 		}
-	case e != 0:
+	case !e.inline():
 		had = s.setBit(e, w)
+	case w < inlineSlots:
+		had = uint64(e)&(1<<w) != 0
+		if !had {
+			l.Put(uint64(e) | 1<<w)
+		}
+	case e == 0:
+		l.Put(uint64(wr.Alloc.AllocWith(seq, w)) | handleTag)
 	default:
-		l.Put(uint64(wr.Alloc.AllocWith(seq, w)))
+		l.Put(wr.promote(seq, uint64(e), w))
 	}
 	l.Unlock()
 	return had
+}
+
+// promote returns the tagged handle of a new arena slot holding the inline
+// set and worker w, which the set's value does not fit. The slot's words
+// are written before the caller publishes the handle in the table.
+func (wr *Writer) promote(seq, set uint64, w int) uint64 {
+	h := wr.Alloc.AllocWith(seq, w)
+	p := &arena.Bits(wr.Sets.Arena.Slot(h.Ref()))[0]
+	atomic.StoreUint64(p, atomic.LoadUint64(p)|set)
+	return uint64(h) | handleTag
 }
 
 // Detach clears worker slot w in the entry (pos, seq), which the worker
@@ -203,12 +254,34 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	case e == 0: // unreachable while the worker's state is consistent
 	case wr.Sets.Inline:
 		l.Put(uint64(e) &^ (1 << b))
+	case e.inline():
+		l.Put(uint64(e) &^ (1 << w))
 	default:
+		// The last worker out deletes the entry; when the workers left
+		// fit an inline set, the value becomes that set. Either way
+		// the value changes before the slot is freed: a reader that
+		// finds the slot stale looks again and finds the new value.
 		b := arena.Bits(wr.Sets.Arena.Slot(e.handle().Ref()))
-		if bitset.AtomicClear(b, w) && bitset.IsZero(b) {
-			l.Put(0)
+		bitset.AtomicClear(b, w)
+		if set, ok := inlineSet(b); ok {
+			l.Put(set)
 			wr.Alloc.Free(e.handle())
 		}
 	}
 	l.Unlock()
+}
+
+// inlineSet returns the set of shared words b as an inline value, or false
+// when a worker in it is at inlineSlots or past it.
+func inlineSet(b []uint64) (uint64, bool) {
+	set := atomic.LoadUint64(&b[0])
+	if set>>inlineSlots != 0 {
+		return 0, false
+	}
+	for i := 1; i < len(b); i++ {
+		if atomic.LoadUint64(&b[i]) != 0 {
+			return 0, false
+		}
+	}
+	return set, true
 }
