@@ -39,6 +39,19 @@ func (s *Slots) Free(i int) {
 	}
 }
 
+// Top returns one past the highest index taken (0 when none is).
+func (s *Slots) Top() int {
+	n := s.used.Len()
+	if n == 0 {
+		return 0
+	}
+	i, ok := s.used.PreviousSet(n - 1)
+	if !ok {
+		return 0
+	}
+	return int(i) + 1
+}
+
 // Used returns how many indexes are taken.
 func (s *Slots) Used() int { return s.n }
 

@@ -190,13 +190,20 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	// reported as its new worker: then they run again, and Emit checks each
 	// slot's owner. A table reused while they run may have shown another
 	// position's keys: then they run again.
+	//
+	// Each run searches sets of the words that cover every slot given
+	// out, read after the slot epoch it checks: a slot given out during
+	// the run moves the epoch (the run's slots then go through Emit's
+	// check, which reports no worker that took its slot after the search
+	// began).
 	f.epoch = ix.Slots.Epoch()
 	f.careful = f.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(false)
+		words := min(ix.Slots.Words(), ix.Words)
 		for k, t := range ix.Tabs {
 			f.tab, f.base = t, ix.base(k)
-			f.probes += jumpSearch(f, n, ix.Jump, ix.Words, sets)
+			f.probes += jumpSearch(f, n, ix.Jump, words, sets)
 		}
 		if !f.again(runs, ix.epoch(false) == te) {
 			return f.probes

@@ -66,15 +66,16 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	j.careful = j.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(true)
+		words := min(ix.Slots.Words(), ix.Words) // as Finder.Run's
 		j.exact, j.pred = true, nil
 		for k, t := range ix.Tabs {
 			j.tab, j.base = t, ix.base(k)
-			j.probes += jump.Search(j, n, ix.Jump, ix.Words, sets)
+			j.probes += jump.Search(j, n, ix.Jump, words, sets)
 		}
 		j.exact = false
 		for k, t := range ix.Tabs {
 			j.tab, j.pred, j.base = t, ix.Preds[k], ix.base(k)
-			j.probes += jump.Search(j, n, ix.Jump, ix.Words, sets)
+			j.probes += jump.Search(j, n, ix.Jump, words, sets)
 		}
 		for _, sl := range sc.seen {
 			sc.depths[sl] = 0

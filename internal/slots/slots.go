@@ -34,6 +34,10 @@ type Info struct {
 // Table is the directory of n slots.
 type Table struct {
 	epoch atomic.Uint64
+	// words is how many words of a worker set cover every slot given out
+	// (at least 1): slots are given lowest first, so a fleet below its
+	// bound searches sets of fewer words than the bound's.
+	words atomic.Int32
 	free  *bitset.Slots
 	info  []Info
 	since []atomic.Uint64
@@ -41,8 +45,19 @@ type Table struct {
 
 // New returns a directory of n free slots.
 func New(n int) *Table {
-	return &Table{free: bitset.NewSlots(n), info: make([]Info, n), since: make([]atomic.Uint64, n)}
+	t := &Table{free: bitset.NewSlots(n), info: make([]Info, n), since: make([]atomic.Uint64, n)}
+	t.words.Store(1)
+	return t
 }
+
+// setWords recounts words, while the epoch is odd: a reader that read an
+// even epoch before it reads Words, and the same epoch after its search,
+// searched every slot given out (and a slot given out meanwhile moves the
+// epoch).
+func (t *Table) setWords() { t.words.Store(int32(max(1, bitset.Words(t.free.Top())))) }
+
+// Words returns how many words of a worker set cover every slot given out.
+func (t *Table) Words() int { return int(t.words.Load()) }
 
 // Take gives a free slot to worker (id, rank); ok is false when none is
 // free.
@@ -57,6 +72,7 @@ func (t *Table) Take(id uint64, rank uint32) (slot int, ok bool) {
 	in.rank.Store(rank)
 	in.blocks.Store(0)
 	in.live.Store(true)
+	t.setWords()
 	t.epoch.Add(1)
 	return slot, true
 }
@@ -67,6 +83,7 @@ func (t *Table) Give(slot int) {
 	t.info[slot].live.Store(false)
 	t.info[slot].blocks.Store(0)
 	t.free.Free(slot)
+	t.setWords()
 	t.epoch.Add(1)
 }
 

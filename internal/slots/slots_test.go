@@ -46,3 +46,43 @@ func TestTable_TakeGiveOwned(t *testing.T) {
 		t.Fatal("epoch odd at rest")
 	}
 }
+
+// Words covers every slot given out, at least one word, and falls when the
+// highest ones are given back.
+func TestTable_Words(t *testing.T) {
+	tb := New(300)
+	if tb.Words() != 1 {
+		t.Fatalf("empty: %d words", tb.Words())
+	}
+	want := func(n int) {
+		t.Helper()
+		if tb.Words() != n {
+			t.Fatalf("%d slots used (top %d): %d words, want %d", tb.Used(), tb.free.Top(), tb.Words(), n)
+		}
+	}
+	for i := range 64 {
+		tb.Take(uint64(i), 0)
+	}
+	want(1)
+	tb.Take(64, 0) // slot 64
+	want(2)
+	for i := 65; i < 200; i++ {
+		tb.Take(uint64(i), 0)
+	}
+	want(4) // slots 0-199
+	tb.Give(199)
+	want(4) // 198 still taken
+	for s := 128; s < 199; s++ {
+		tb.Give(s)
+	}
+	want(2)
+	tb.Give(3)
+	want(2)
+	if s, _ := tb.Take(500, 0); s != 3 {
+		t.Fatalf("Take gave slot %d, want the lowest free, 3", s)
+	}
+	for s := 0; s < 128; s++ {
+		tb.Give(s)
+	}
+	want(1)
+}
