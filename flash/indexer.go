@@ -158,7 +158,10 @@ func (ix *Indexer) Predict(w Worker, q Query, ttl time.Duration) error {
 // (WithWorkerCapacity), ahead of its first event (WorkerAdder): a router
 // that declares each engine when it registers keeps that work, and its
 // allocations, off the event path. With writers, it is ordered with w's
-// events and returns once w's writer has applied it.
+// events and returns once w's writer has applied it. A declared worker
+// holds its slot as a busy one does: past 128 workers, where a set of
+// workers in slots 0–62 stays in the table's value, declaring engines that
+// stay idle pushes busy ones to higher slots.
 func (ix *Indexer) AddWorker(w Worker) error { return ix.lanes.AddWorker(lane.Worker(w)) }
 
 // RemoveWorker drops every DP rank of worker id and frees their slots. With
