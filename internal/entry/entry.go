@@ -178,17 +178,18 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 	s, seq := wr.Sets, k.K
 	tab, b := wr.Plane(w)
 	if wr.Excl {
-		if s.Inline {
-			return tab.ExclusiveOrKey(pos, k, 1<<b)&(1<<b) != 0
-		}
 		// The lane alone writes the table: no lock, and one probe finds
 		// the entry or the slot a new one goes in.
-		if w < inlineSlots {
-			// An inline set (or a new one) takes w's bit; a handle's
-			// slot does.
-			e := Entry(tab.ExclusiveOrKeyUnless(pos, k, 1<<w, handleTag))
-			if e.inline() {
-				return uint64(e)&(1<<w) != 0
+		if s.Inline || w < inlineSlots {
+			// A set in the value (or a new one) takes w's bit; in the
+			// handle form, a handle's slot does.
+			unless := uint64(handleTag)
+			if s.Inline {
+				unless = 0
+			}
+			e := Entry(tab.ExclusiveOrKeyUnless(pos, k, 1<<b, unless))
+			if s.Inline || e.inline() {
+				return uint64(e)&(1<<b) != 0
 			}
 			return s.setOwnBit(e, w)
 		}
@@ -211,18 +212,13 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 	wr.lock(tab, &l, pos, seq)
 	e := Entry(l.Get())
 	switch {
-	case s.Inline:
+	case s.Inline || e.inline() && w < inlineSlots: // (the handle form has one plane: b is w)
 		had = uint64(e)&(1<<b) != 0
 		if !had {
 			l.Put(uint64(e) | 1<<b)
 		}
 	case !e.inline():
 		had = s.setBit(e, w)
-	case w < inlineSlots:
-		had = uint64(e)&(1<<w) != 0
-		if !had {
-			l.Put(uint64(e) | 1<<w)
-		}
 	case e == 0:
 		l.Put(uint64(wr.Alloc.AllocWith(seq, w)) | handleTag)
 	default:
@@ -252,10 +248,8 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	e := Entry(l.Get())
 	switch {
 	case e == 0: // unreachable while the worker's state is consistent
-	case wr.Sets.Inline:
+	case wr.Sets.Inline || e.inline():
 		l.Put(uint64(e) &^ (1 << b))
-	case e.inline():
-		l.Put(uint64(e) &^ (1 << w))
 	default:
 		// The last worker out deletes the entry; when the workers left
 		// fit an inline set, the value becomes that set. Either way

@@ -60,6 +60,10 @@ func (ix *Index) base(k int) int {
 	return 0
 }
 
+// words is how many words of a worker set a search carries: those that
+// cover every slot given out (read after the slot epoch the search checks).
+func (ix *Index) words() int { return min(ix.Slots.Words(), ix.Words) }
+
 // epoch sums the epochs of the tables a search reads (with the predicted
 // ones when preds): it is unchanged only if none of them reused a table.
 func (ix *Index) epoch(preds bool) (e uint64) {
@@ -200,7 +204,7 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	f.careful = f.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(false)
-		words := min(ix.Slots.Words(), ix.Words)
+		words := ix.words()
 		for k, t := range ix.Tabs {
 			f.tab, f.base = t, ix.base(k)
 			f.probes += jumpSearch(f, n, ix.Jump, words, sets)

@@ -66,7 +66,7 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	j.careful = j.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(true)
-		words := min(ix.Slots.Words(), ix.Words) // as Finder.Run's
+		words := ix.words()
 		j.exact, j.pred = true, nil
 		for k, t := range ix.Tabs {
 			j.tab, j.base = t, ix.base(k)
