@@ -409,3 +409,80 @@ func TestFlash_MovingContentZeroAllocs(t *testing.T) {
 		t.Fatalf("the rounds do not balance: %+v", s)
 	}
 }
+
+// A fleet declared ahead with capacity hints fills from empty without
+// allocating: each worker's state is made when it is declared, and room in
+// the shared tables it writes (its plane's, past 64 workers) is set aside
+// for its blocks then (shardmap's Reserve), with the levels of its
+// positions and the lane's batch scratch. The prompts are a fleet's: a few
+// system prompts, each under many requests of varied length. Without the
+// declarations the same fill allocates.
+func TestFlash_DeclaredFleetFillsWithoutAllocating(t *testing.T) {
+	for _, c := range []struct{ workers, maxWorkers int }{{16, 64}, {96, 128}, {40, 256}} {
+		t.Run(fmt.Sprintf("w=%d/max=%d", c.workers, c.maxWorkers), func(t *testing.T) {
+			var evs []flash.Event
+			held := map[flash.Worker]map[flash.ExternalHash]bool{}
+			for r := range 24 * c.workers {
+				w := flash.Worker{ID: uint64(r % c.workers)}
+				sys := flashtest.Seqs(uint64(r%5)+1, 32)
+				p := flashtest.Concat(sys, flashtest.Seqs(uint64(r)+100, 8+r*37%300))
+				ev := p.StoreEvent(w, 0, len(p), 0)
+				evs = append(evs, ev)
+				if held[w] == nil {
+					held[w] = map[flash.ExternalHash]bool{}
+				}
+				for _, b := range ev.Blocks {
+					held[w][b.Hash] = true
+				}
+			}
+			hint := 0
+			for _, h := range held {
+				hint = max(hint, len(h))
+			}
+			fill := func(declare bool) (uint64, *flash.Indexer) {
+				opts := []flash.Option{flash.WithWriters(0), flash.WithMaxWorkers(c.maxWorkers)}
+				if declare {
+					opts = append(opts, flash.WithWorkerCapacity(hint))
+				}
+				ix := flash.New(opts...)
+				if declare {
+					for w := range c.workers {
+						if err := ix.AddWorker(flash.Worker{ID: uint64(w)}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				before := ms.Mallocs
+				for _, ev := range evs {
+					if err := ix.Apply(ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+				runtime.ReadMemStats(&ms)
+				return ms.Mallocs - before, ix
+			}
+			// The fewest of up to three fills: the counts are the process's.
+			got := ^uint64(0)
+			for try := 0; try < 3 && got != 0; try++ {
+				n, ix := fill(true)
+				got = min(got, n)
+				for w, h := range held {
+					if b := ix.BlockCount(w); b != len(h) {
+						t.Fatalf("worker %v holds %d blocks, want %d", w, b, len(h))
+					}
+				}
+				ix.Close()
+			}
+			if got != 0 {
+				t.Errorf("a declared, hinted fleet's fill allocated %d times", got)
+			}
+			if n, ix := fill(false); n == 0 {
+				t.Errorf("an undeclared fleet's fill allocated nothing: the test measures nothing")
+			} else {
+				ix.Close()
+			}
+		})
+	}
+}

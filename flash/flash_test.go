@@ -106,3 +106,27 @@ func TestFlash_ConformanceLaneTables(t *testing.T) {
 		})
 	})
 }
+
+// With capacity hints every answer is the model's: a hinted worker's state
+// is made for its hint, and room in the shared tables is set aside for it
+// when it takes its slot and given back when it leaves (tables carved from
+// it and their replaced sizes reused under readers). The hints differ by
+// worker: none, fewer blocks than the worker stores, and more.
+func TestFlash_ConformanceCapacityHints(t *testing.T) {
+	hint := flash.WithWorkerCapacityOf(func(w flash.Worker) int { return []int{0, 3, 40, 5000}[w.ID%4] })
+	hinted := func(t testing.TB, cfg flash.Config) flash.Index {
+		return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), hint)
+	}
+	t.Run("sync", func(t *testing.T) {
+		flashtest.Run(t, hinted)
+		for seed := uint64(1); seed <= 3; seed++ {
+			flashtest.RandomDifferentialBusy(t, hinted, seed, 3000)
+			flashtest.RandomDifferentialBusy(t, syncFactory, seed, 3000)
+		}
+	})
+	t.Run("writers=2", func(t *testing.T) {
+		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64), hint)
+		})
+	})
+}

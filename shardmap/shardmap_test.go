@@ -528,8 +528,18 @@ func TestMap_ReusedTableMovesEpoch(t *testing.T) {
 // naming the position and the key: a lookup that returned what a reused
 // table held for another position would show it.
 func TestMap_ReadersWhileTablesAreReused(t *testing.T) {
+	for _, reserve := range []int{0, 2000} {
+		t.Run(fmt.Sprintf("reserve=%d", reserve), func(t *testing.T) { readersWhileTablesAreReused(t, reserve) })
+	}
+}
+
+// readersWhileTablesAreReused is the test in a map reserved for that many
+// keys (Reserve), whose tables and their replaced sizes are the
+// reservation's.
+func readersWhileTablesAreReused(t *testing.T, reserve int) {
 	const positions, perRound, rounds = 6, 400, 80
 	m := shardmap.New(shardmap.WithShardBits(0))
+	m.Reserve(reserve, positions)
 	key := func(id int) uint64 { return uint64(id+1) * 0x9E3779B97F4A7C15 }
 	val := func(pos, id int) uint64 { return uint64(pos)<<56 | uint64(id)<<8 | 1 }
 	at := func(id int) [2]int { return [2]int{id % positions, (id + 1) % positions} }
@@ -574,6 +584,9 @@ func TestMap_ReadersWhileTablesAreReused(t *testing.T) {
 	rg.Wait()
 	if m.Epoch() == e || seen.Load() == 0 {
 		t.Fatalf("epoch %d → %d, %d values seen: the test exercised nothing", e, m.Epoch(), seen.Load())
+	}
+	if s := m.Stats(); reserve > 0 && s.Reserved == 8*shardmap.ReserveWords*reserve {
+		t.Fatalf("no table carved from the reservation: %+v", s)
 	}
 	t.Logf("%d tables reused, %d values read", m.Epoch()-e, seen.Load())
 }
@@ -924,5 +937,106 @@ func TestMap_ExclusiveOrConcurrentReaders(t *testing.T) {
 func TestLayout(t *testing.T) {
 	if shardmap.ShardSize != 64 || shardmap.LevelTabsSize != 64 {
 		t.Fatalf("shard %d bytes, a level's table pointers %d; want 64 and 64", shardmap.ShardSize, shardmap.LevelTabsSize)
+	}
+}
+
+// fillMallocs fills a new map, made and reserved by mk, with keys spread
+// over positions by pos, and returns the fill's heap allocations (the least
+// of three tries: the runtime allocates on its own now and then) and the
+// last map.
+func fillMallocs(mk func() *shardmap.Map, keys int, pos func(i int) int) (uint64, *shardmap.Map) {
+	var m *shardmap.Map
+	least := ^uint64(0)
+	for range 3 {
+		m = mk()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 1; i <= keys; i++ {
+			m.ExclusiveOr(pos(i), uint64(i)*0x9E3779B97F4A7C15, 1)
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, after.Mallocs-before.Mallocs)
+	}
+	return least, m
+}
+
+// A map told ahead how many keys it will hold, and over how many
+// positions, fills without allocating while its tables fit the
+// reservation: its levels are made, and its tables carved from the
+// reserved words (Reserve), at the positions a prompt's blocks take, most
+// keys early; the keys read back as stored. A spread that needs more than
+// the reservation (every key at one position: one large table and its
+// earlier sizes) still fills correctly, allocating.
+func TestMap_ReserveFillsWithoutAllocating(t *testing.T) {
+	const keys, positions = 200000, 600
+	// A prompt's blocks: keys fall off with depth, the density at position
+	// p as 1/sqrt(p+1).
+	pos := func(i int) int {
+		x := uint64(i) * 0x9E3779B97F4A7C15 >> 44
+		return int(uint64(positions) * x * x >> 40)
+	}
+	n, m := fillMallocs(func() *shardmap.Map {
+		m := shardmap.New(shardmap.WithShardBits(0))
+		m.Reserve(keys, positions)
+		return m
+	}, keys, pos)
+	if n != 0 {
+		t.Errorf("%d allocations filling a map reserved for its keys; stats %+v", n, m.Stats())
+	}
+	for i := 1; i <= keys; i++ {
+		if got := m.Get(pos(i), uint64(i)*0x9E3779B97F4A7C15); got != 1 {
+			t.Fatalf("key %d at %d reads %d", i, pos(i), got)
+		}
+	}
+	if s := m.Stats(); s.Positions < positions || s.Tables < positions/2 {
+		t.Fatalf("the keys' spread is not the test's: %+v", s)
+	}
+	unreserved, _ := fillMallocs(func() *shardmap.Map { return shardmap.New(shardmap.WithShardBits(0)) }, keys, pos)
+	if unreserved == 0 {
+		t.Fatal("a map with no reservation filled without allocating")
+	}
+	n, m = fillMallocs(func() *shardmap.Map {
+		m := shardmap.New(shardmap.WithShardBits(0))
+		m.Reserve(keys, 1)
+		return m
+	}, keys, func(int) int { return 0 })
+	if n == 0 {
+		t.Fatalf("one position's %d keys fit a reservation of %d words", keys, shardmap.ReserveWords*keys)
+	}
+	if s := m.Stats(); s.Keys != keys {
+		t.Fatalf("one position: stats %+v", s)
+	}
+}
+
+// What a reservation holds is reported (Stats.Reserved, in Bytes), and a
+// reservation given back (Reserve with a negative count) is not made again
+// by the next: a fleet whose workers come and go reserves for the workers
+// it has at once.
+func TestMap_ReserveAccounting(t *testing.T) {
+	m := shardmap.New(shardmap.WithShardBits(0))
+	empty := m.Stats()
+	m.Reserve(1000, 0)
+	s := m.Stats()
+	if s.Reserved != 8*shardmap.ReserveWords*1000 || s.Bytes-empty.Bytes < s.Reserved || s.Positions != 0 {
+		t.Fatalf("reserved 1000 keys: stats %+v, empty %+v", s, empty)
+	}
+	m.Reserve(-1000, 0)
+	m.Reserve(1000, 0)
+	if got := m.Stats(); got.Reserved != s.Reserved {
+		t.Fatalf("1000 keys given back and reserved again: %d bytes reserved, want %d", got.Reserved, s.Reserved)
+	}
+	m.Reserve(500, 0)
+	if got := m.Stats(); got.Reserved != s.Reserved+8*shardmap.ReserveWords*500 {
+		t.Fatalf("500 keys more: %d bytes reserved", got.Reserved)
+	}
+	m.Reserve(0, 100)
+	if got := m.Stats(); got.Positions < 100 {
+		t.Fatalf("100 positions reserved: %d levels", got.Positions)
+	}
+	for i := uint64(1); i <= 200; i++ {
+		m.ExclusiveOr(int(i%50), i, 1)
+	}
+	if got := m.Stats(); got.Reserved >= s.Reserved+8*shardmap.ReserveWords*500 || got.Keys != 200 {
+		t.Fatalf("tables not carved from the reservation: %+v", got)
 	}
 }

@@ -64,8 +64,9 @@ var alphabet = []flash.LocalHash{0, L(1), L(2), L(3)}
 
 // layout is how a differential's workers take their slots: fillers, workers
 // that each store a block or three first (before the random ones) and
-// nothing after, of which the last removed are removed again.
-type layout struct{ fillers, removed int }
+// nothing after, of which the last removed are removed again; and how many
+// prompts the random workers draw from (0: 10).
+type layout struct{ fillers, removed, prompts int }
 
 var (
 	// narrow: the random workers alone, in 9 slots.
@@ -79,6 +80,10 @@ var (
 	// entries move to arena slots and back as the wider workers come
 	// and go, and so do the random workers'.
 	wider = layout{fillers: 124, removed: 64}
+	// busy: the random workers alone, over 150 prompts: dozens of
+	// entries at a position, so that its table grows, and shrinks or
+	// goes as workers leave it, and the next tables reuse the replaced.
+	busy = layout{prompts: 150}
 )
 
 func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layout) *differential {
@@ -91,7 +96,11 @@ func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layou
 	t.Cleanup(func() { _ = d.idx.Close() })
 	r := rand.New(rand.NewPCG(seed, 99))
 	pick := func() flash.LocalHash { return alphabet[r.IntN(len(alphabet))] }
-	for i := 0; i < 10; i++ {
+	prompts := lay.prompts
+	if prompts == 0 {
+		prompts = 10
+	}
+	for i := 0; i < prompts; i++ {
 		var p Prompt
 		if i > 0 {
 			base := d.prompts[r.IntN(len(d.prompts))]
@@ -303,6 +312,16 @@ func RandomDifferentialWider(t *testing.T, f Factory, seed uint64, n int) {
 	t.Run(fmt.Sprintf("wider/seed=%d", seed), func(t *testing.T) {
 		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
 		newDifferential(t, f, src, seed, wider).run(n)
+	})
+}
+
+// RandomDifferentialBusy is RandomDifferential over 150 prompts instead of
+// 10: positions hold dozens of entries, so the shared tables grow, shrink
+// and are replaced and reused as the random workers store and leave.
+func RandomDifferentialBusy(t *testing.T, f Factory, seed uint64, n int) {
+	t.Run(fmt.Sprintf("busy/seed=%d", seed), func(t *testing.T) {
+		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
+		newDifferential(t, f, src, seed, busy).run(n)
 	})
 }
 

@@ -312,6 +312,7 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 		}
 		ws.Slot = slot
 		ln.workers[ev.Worker] = ws
+		ln.reserveFor(ws, 1)
 	}
 	stored, dup := ln.own.Commit(ws)
 	ln.counters.add(BlocksStored, uint64(stored))
@@ -328,6 +329,7 @@ func (ln *lane) removeWorker(id uint64) {
 		ln.dropAll(w, ws.Slot)
 		delete(ln.preds, w)
 		ln.own.Clear(ws)
+		ln.reserveFor(ws, -1)
 		ln.s.release(w, ws.Slot)
 		delete(ln.workers, w)
 		removed = true
@@ -353,7 +355,26 @@ func (ln *lane) worker(w Worker) (ws *worker.State, fresh bool, err error) {
 	}
 	ws = ln.own.New(w.ID, w.DPRank, slot)
 	ln.workers[w] = ws
+	ln.reserveFor(ws, 1)
 	return ws, true, nil
+}
+
+// reserveFor sets room aside for a hinted worker that takes its slot (sign
+// 1), in the shared table its slot writes (shardmap's Reserve: tables for
+// its blocks, the levels of their positions), and the batch scratch for an
+// event of its blocks; or gives the table's room back when it leaves (sign
+// -1), for the workers after it. The table's room stays the table's.
+func (ln *lane) reserveFor(ws *worker.State, sign int) {
+	if ws.Hint == 0 {
+		return
+	}
+	tab, _ := ln.own.W.Plane(ws.Slot)
+	if sign > 0 {
+		tab.Reserve(ws.Hint, ws.Hint)
+		ln.own.ReserveScratch(ws.Hint)
+		return
+	}
+	tab.Reserve(-ws.Hint, 0)
 }
 
 // restoreWorker replaces one worker's state. The caller owns the lane.

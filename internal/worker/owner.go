@@ -85,6 +85,18 @@ func scratchSize(n, have int) int {
 	return max(n, min(max(2*have, minScratch), keepScratch))
 }
 
+// ReserveScratch makes the batch scratch hold an event of n blocks, up to
+// what TrimScratch keeps: a worker declared with a capacity hint then
+// stores its first long events without allocating. A batch that Prepare
+// validated stays in it, for Commit.
+func (o *Owner) ReserveScratch(n int) {
+	if n = min(n, keepScratch); cap(o.pending) < n {
+		p := make([]pendingBlock, n)
+		copy(p, o.pending[:cap(o.pending)])
+		o.pending = p
+	}
+}
+
 // TrimScratch releases scratch buffers that one large event grew.
 func (o *Owner) TrimScratch() {
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)

@@ -82,6 +82,9 @@ type State struct {
 	// Slot is its worker slot: its bit in the shared entries; -1 until the
 	// first valid Stored event gives it one.
 	Slot int
+	// Hint is its capacity hint in blocks, up to 2^20 (0: none), as its
+	// state was made for it.
+	Hint int
 	ids  idMap // engine id → node (ids.go)
 	// aliases are the ids past a content's first; freeAliases, the
 	// unused ones.
@@ -118,7 +121,8 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 		hint = o.Hint(id, rank)
 	}
 	ws.k0, ws.k1 = o.K0, o.K1|1
-	ws.ids.floor = idBuckets(min(hint, maxHintKeys))
+	ws.Hint = min(max(hint, 0), maxHintKeys)
+	ws.ids.floor = idBuckets(ws.Hint)
 	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
 		// The hint's nodes made now, one allocation cut into chunks; min
