@@ -55,7 +55,8 @@ type table struct {
 // chunks of chunkWords: a map spread over hundreds of positions builds a
 // thousand small tables as it fills, and an allocation each for header and
 // slots would be most of its writers' allocations. Larger tables are
-// allocated on their own, header included.
+// allocated on their own, header included. Words a reservation set aside
+// (Reserve) are carved first, for tables of every size.
 //
 // A replaced or dropped table becomes a spare of its size, while the
 // spares stay within 1/spareShare of the live tables' bytes; the next
@@ -90,7 +91,6 @@ type tableAlloc struct {
 	poolWords      int
 	batches        [][]table
 	pspare         [64]*table
-	pspareBytes    int
 	reserved, want int
 }
 
@@ -120,7 +120,6 @@ func (m *Map) newTable(capacity int) *table {
 		t := a.pspare[c]
 		if t != nil {
 			a.pspare[c] = t.next
-			a.pspareBytes -= 8 * len(t.slots)
 		} else if t = a.spare[c]; t != nil {
 			a.spare[c] = t.next
 			a.spareBytes -= 8 * len(t.slots)
@@ -255,7 +254,6 @@ func (m *Map) retire(t *table) {
 	a.used[cls] = a.clock
 	if t.pooled {
 		t.next, a.pspare[cls] = a.pspare[cls], t
-		a.pspareBytes += b
 		a.mu.Unlock()
 		return
 	}
