@@ -155,9 +155,10 @@ func (ix *Indexer) Predict(w Worker, q Query, ttl time.Duration) error {
 }
 
 // AddWorker gives w a slot, and its state made for its capacity
-// (WithWorkerCapacity), ahead of its first event (WorkerAdder): a router
-// that declares each engine when it registers keeps that work, and its
-// allocations, off the event path. With writers, it is ordered with w's
+// (WithWorkerCapacity) with room for its blocks in the shared tables,
+// ahead of its first event (WorkerAdder): a router that declares each
+// engine when it registers keeps that work, and its allocations, off the
+// event path. With writers, it is ordered with w's
 // events and returns once w's writer has applied it. A declared worker
 // holds its slot as a busy one does: past 128 workers, where a set of
 // workers in slots 0–62 stays in the table's value, declaring engines that
