@@ -200,6 +200,10 @@ func (a *tableAlloc) carve(n int) []uint64 {
 // takes 35 and 10 bytes a key (TestMap_ReserveFillsWithoutAllocating).
 const ReserveWords = 6
 
+// maxPiece: reservations grow in pieces of up to 64Ki words (512 KiB, a
+// table of 32Ki slots), at most that much beyond what was asked for.
+const maxPiece = 1 << 16
+
 // keysPerHeader: Reserve makes a table header for every 32 keys, what a
 // map of 100 keys a position builds, its replaced sizes included.
 const keysPerHeader = 32
@@ -207,8 +211,9 @@ const keysPerHeader = 32
 // Reserve tells the map that it will hold keys more keys (fewer when keys
 // is negative: what was reserved for them may serve later reservations),
 // at positions below positions: it sets ReserveWords words a key aside,
-// beyond what earlier reservations still count, from which tables are
-// carved before any is allocated, and a table header for every 32 keys;
+// beyond what earlier reservations still count (in pieces that grow as
+// the reservation does: maxPiece), from which tables are carved before any
+// is allocated, and a table header for every 32 keys;
 // and it makes the levels of the first positions (up to the inline ones).
 // A map whose tables fit its reservation (most keys at early positions, as
 // a prompt's blocks are) then fills without allocating. A replaced table
@@ -221,7 +226,12 @@ func (m *Map) Reserve(keys, positions int) {
 	a.want += keys * ReserveWords
 	need := a.want - a.reserved
 	if need > 0 {
-		a.reserved = a.want
+		// A piece is at least as large as the pieces before it, up to
+		// maxPiece: tables are carved from one piece each, and a table
+		// larger than one small worker's room (a fleet's first positions)
+		// fits the pieces that many such workers reserve together.
+		need = max(need, min(a.reserved, maxPiece))
+		a.reserved += need
 	}
 	a.mu.Unlock()
 	if need > 0 {
