@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/order"
+	"github.com/flashindexer/flashindexer/internal/pages"
 )
 
 const (
@@ -238,6 +239,7 @@ func (m *Map) Reserve(keys, positions int) {
 		// A piece starts on a cache line (a small allocation need not),
 		// and tables are carved in multiples of two lines.
 		buf := make([]uint64, need+7)
+		pages.Touch(buf) // its page faults now, not in the writers' stores
 		off := int(-uintptr(unsafe.Pointer(&buf[0]))>>3) & 7
 		hdrs := make([]table, (need+keysPerHeader*ReserveWords-1)/(keysPerHeader*ReserveWords))
 		a.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/internal/pages"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -129,6 +130,9 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 		// bounds what a wrong hint can cost before any block arrives.
 		ws.hintChunks = min((hint+1<<nodeChunkBits-1)>>nodeChunkBits, maxHintChunks)
 		all := make([]node, ws.hintChunks<<nodeChunkBits)
+		// Its pages, and the id map's, are mapped now, off the events.
+		pages.Touch(all)
+		pages.Touch(ws.ids.b)
 		if ws.hintChunks > len(ws.chunkArr) {
 			ws.chunks = make([][]node, 0, ws.hintChunks)
 		}
