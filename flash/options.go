@@ -127,7 +127,8 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 // map and its nodes, up to 2^20 blocks) is made for that many blocks when
 // the worker is first seen (its first event, or Indexer.AddWorker ahead of
 // it) and kept through Cleared events, so filling its cache allocates
-// nothing more for it. When it takes its slot, room is set aside for its
+// nothing more for it (their pages are mapped then, not by the first
+// events that write them). When it takes its slot, room is set aside for its
 // blocks in the shared tables it writes (48 bytes a block, kept by the
 // tables; given back for later workers when it is removed), with the
 // levels of the first 1,024 positions and a batch scratch for its events:
