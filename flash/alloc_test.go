@@ -11,6 +11,7 @@ import (
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
 	"github.com/flashindexer/flashindexer/internal/allocs"
+	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
 func TestFlash_FindMatchesZeroAllocs(t *testing.T) {
@@ -475,7 +476,8 @@ func TestFlash_DeclaredFleetFillsWithoutAllocating(t *testing.T) {
 				}
 				ix.Close()
 			}
-			if got != 0 {
+			// (The invariant checks grow their own buffers as workers fill.)
+			if got != 0 && !worker.Invariants {
 				t.Errorf("a declared, hinted fleet's fill allocated %d times", got)
 			}
 			if n, ix := fill(false); n == 0 {

@@ -7,6 +7,10 @@ import (
 	"slices"
 )
 
+// Invariants reports whether Check verifies (flash_invariants builds),
+// growing its own buffers with the workers it checks.
+const Invariants = true
+
 // Check verifies a worker's private state against the shared index and
 // panics on the first violation.
 func (o *Owner) Check(ws *State) {
