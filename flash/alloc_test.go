@@ -268,16 +268,7 @@ func TestFlash_AddWorkerKeepsAllocationsOffTheEvents(t *testing.T) {
 		for from := 0; from < n; from += batch {
 			evs = append(evs, p.StoreEvent(w, from, from+batch, 0))
 		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		before := ms.Mallocs
-		for _, ev := range evs {
-			if err := ix.Apply(ev); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runtime.ReadMemStats(&ms)
-		return ms.Mallocs - before
+		return applyMallocs(t, ix, evs)
 	}
 	fill(flash.Worker{ID: 99}) // the shared entries, and the lane's scratch
 	// The fewest of several workers' fills is the index's own (as in
@@ -453,16 +444,7 @@ func TestFlash_DeclaredFleetFillsWithoutAllocating(t *testing.T) {
 						}
 					}
 				}
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				before := ms.Mallocs
-				for _, ev := range evs {
-					if err := ix.Apply(ev); err != nil {
-						t.Fatal(err)
-					}
-				}
-				runtime.ReadMemStats(&ms)
-				return ms.Mallocs - before, ix
+				return applyMallocs(t, ix, evs), ix
 			}
 			// The fewest of up to three fills: the counts are the process's.
 			got := ^uint64(0)
@@ -487,4 +469,20 @@ func TestFlash_DeclaredFleetFillsWithoutAllocating(t *testing.T) {
 			}
 		})
 	}
+}
+
+// applyMallocs applies evs to ix and returns the process's heap
+// allocations meanwhile.
+func applyMallocs(t *testing.T, ix *flash.Indexer, evs []flash.Event) uint64 {
+	t.Helper()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.Mallocs
+	for _, ev := range evs {
+		if err := ix.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs - before
 }
