@@ -197,8 +197,9 @@ func (a *tableAlloc) carve(n int) []uint64 {
 // ReserveWords is the words of table memory Reserve sets aside per key
 // (48 bytes): a key's slot (16 bytes) in a table between three eighths and
 // three quarters full, and the earlier sizes of the tables, which a
-// reservation keeps. A map of 200,000 keys a prompt's positions apart
-// takes 35 and 10 bytes a key (TestMap_ReserveFillsWithoutAllocating).
+// reservation keeps. A map of 200,000 keys over 600 positions, most of
+// them early as a prompt's blocks are, takes 35 and 10 bytes a key
+// (TestMap_ReserveFillsWithoutAllocating).
 const ReserveWords = 6
 
 // maxPiece: reservations grow in pieces of up to 64Ki words (512 KiB, a
