@@ -12,8 +12,12 @@ import (
 // (block, worker) pairs it holds.
 type Memory struct {
 	// Tables: the shared tables of exact and of predicted blocks, slots
-	// and headers (every lane's, with WithLaneTables).
+	// and headers (every lane's, with WithLaneTables), and the room set
+	// aside for hinted workers (WithWorkerCapacity).
 	Tables int
+	// TableRoom: the part of Tables set aside for hinted workers that no
+	// table has taken yet.
+	TableRoom int
 	// Entries: arena slots of worker sets wider than one word (0 with
 	// MaxWorkers ≤ 128: the sets are the tables' values, a plane's word
 	// each).
@@ -42,6 +46,7 @@ func (ix *Indexer) Memory() Memory {
 	for _, t := range slices.Concat(ix.search.Tabs, ix.search.Preds) {
 		st := t.Stats()
 		m.Tables += st.Bytes
+		m.TableRoom += st.Reserved
 		m.Keys += st.Keys
 	}
 	if !ix.sets.Inline {

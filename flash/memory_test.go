@@ -63,3 +63,37 @@ func TestFlash_SmallWorkerSmallNodes(t *testing.T) {
 		t.Fatalf("100 blocks: %d bytes of nodes for %d nodes, want %d", m.Nodes, m.NodeCount, 128*32)
 	}
 }
+
+// The room a hinted worker sets aside in the shared tables is counted in
+// Tables, and what of it no table has taken yet in TableRoom: a declared
+// worker's room before its first event, less once it fills, none without a
+// hint.
+func TestFlash_MemoryTableRoom(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithWorkerCapacity(1000))
+	defer ix.Close()
+	if m := ix.Memory(); m.TableRoom != 0 {
+		t.Fatalf("room with no worker: %+v", m)
+	}
+	w := flash.Worker{ID: 1}
+	if err := ix.AddWorker(w); err != nil {
+		t.Fatal(err)
+	}
+	declared := ix.Memory()
+	if declared.TableRoom < 32*1000 || declared.Tables < declared.TableRoom {
+		t.Fatalf("a worker declared for 1,000 blocks: %+v", declared)
+	}
+	p := flashtest.Seqs(1, 500)
+	if err := ix.Apply(p.StoreEvent(w, 0, 500, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if m := ix.Memory(); m.TableRoom >= declared.TableRoom || m.Keys != 500 {
+		t.Fatalf("after 500 blocks: %+v, declared %+v", m, declared)
+	}
+	plain := flash.New(flash.WithWriters(0))
+	defer plain.Close()
+	_ = plain.AddWorker(w)
+	_ = plain.Apply(p.StoreEvent(w, 0, 500, 0))
+	if m := plain.Memory(); m.TableRoom != 0 {
+		t.Fatalf("room with no hint: %+v", m)
+	}
+}
