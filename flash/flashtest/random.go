@@ -286,10 +286,7 @@ func (d *differential) compareCounts() {
 // made by f and to the model, comparing every answer, the counters and the
 // block counts.
 func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
-	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed, narrow).run(n)
-	})
+	seeded(t, f, "", seed, n, narrow)
 }
 
 // RandomDifferentialWide is RandomDifferential with 60 more workers, each
@@ -297,10 +294,7 @@ func RandomDifferential(t *testing.T, f Factory, seed uint64, n int) {
 // to 68, so their sets are wider than a word (arena entries) and their
 // bits lie on both sides of its end.
 func RandomDifferentialWide(t *testing.T, f Factory, seed uint64, n int) {
-	t.Run(fmt.Sprintf("wide/seed=%d", seed), func(t *testing.T) {
-		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed, wide).run(n)
-	})
+	seeded(t, f, "wide/", seed, n, wide)
 }
 
 // RandomDifferentialWider is RandomDifferential over sets of three words:
@@ -309,19 +303,22 @@ func RandomDifferentialWide(t *testing.T, f Factory, seed uint64, n int) {
 // their inline and arena forms as workers past slot 62 join and leave
 // them.
 func RandomDifferentialWider(t *testing.T, f Factory, seed uint64, n int) {
-	t.Run(fmt.Sprintf("wider/seed=%d", seed), func(t *testing.T) {
-		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed, wider).run(n)
-	})
+	seeded(t, f, "wider/", seed, n, wider)
 }
 
 // RandomDifferentialBusy is RandomDifferential over 150 prompts instead of
 // 10: positions hold dozens of entries, so the shared tables grow, shrink
 // and are replaced and reused as the random workers store and leave.
 func RandomDifferentialBusy(t *testing.T, f Factory, seed uint64, n int) {
-	t.Run(fmt.Sprintf("busy/seed=%d", seed), func(t *testing.T) {
+	seeded(t, f, "busy/", seed, n, busy)
+}
+
+// seeded runs n seeded random operations over lay as the subtest
+// prefix+"seed=<seed>".
+func seeded(t *testing.T, f Factory, prefix string, seed uint64, n int, lay layout) {
+	t.Run(fmt.Sprintf("%sseed=%d", prefix, seed), func(t *testing.T) {
 		src := randSource{rand.New(rand.NewPCG(seed, seed*7+1))}
-		newDifferential(t, f, src, seed, busy).run(n)
+		newDifferential(t, f, src, seed, lay).run(n)
 	})
 }
 
