@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/order"
+	"github.com/flashindexer/flashindexer/internal/pages"
 )
 
 // Ref addresses a slot. Nil is no slot.
@@ -80,6 +81,7 @@ type Arena struct {
 	spare      [][]Ref // emptied chunk buffers, reused by handbacks (under mu)
 	allocators []*Allocator
 	reserved   atomic.Uint64 // slots in reserved parts
+	room       int           // live slots set aside by Reserve (under mu)
 }
 
 // New returns an arena whose slots carry a worker set of bitWords words.
@@ -134,17 +136,46 @@ func Current(s []uint64, h Handle) bool { return h.Names(Version(s)) }
 
 // grow reserves parts until global index n exists. Called under a.mu.
 func (a *Arena) grow(n uint64) {
+	a.growTouched(n, false)
+}
+
+// growTouched is grow; with touch, the new parts' pages are mapped before
+// they are published (pages.Touch).
+func (a *Arena) growTouched(n uint64, touch bool) {
 	for n >= a.reservedTo {
 		if a.partCount >= len(a.parts) {
 			panic("arena: out of refs")
 		}
 		slots := uint64(1) << (a.partCount>>partShift + baseShift - partShift)
 		words := make([]uint64, slots*uint64(a.stride))
+		if touch {
+			pages.Touch(words)
+		}
 		a.parts[a.partCount].Store(&words[0])
 		a.partCount++
 		a.reservedTo += slots
 		a.reserved.Add(slots)
 	}
+}
+
+// Reserve sets room aside for n more live slots (n < 0 gives that much
+// back): the arena makes, with their pages mapped, the parts that hold
+// every slot the room counts, plus what the allocators may keep aside (a
+// chunk being handed out and a free list each), so that as long as the
+// live slots stay within the room no allocation grows the arena. A router
+// that declares its workers' capacities (a worker's blocks bound the
+// entries whose sets it moves to a slot) reserves it before the events
+// come. Parts stay once made, as every part does; room given back is what
+// later reservations count first.
+func (a *Arena) Reserve(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.room = max(a.room+n, 0)
+	if n <= 0 || a.room == 0 {
+		return
+	}
+	slack := uint64(max(len(a.allocators), 1)) * (chunk + poolThreshold)
+	a.growTouched(uint64(a.room)+slack-1, true)
 }
 
 // Stats describes an arena's memory.

@@ -409,3 +409,44 @@ func TestArena_HandleTopBitClear(t *testing.T) {
 		t.Fatal("Free of the current handle failed")
 	}
 }
+
+// Room set aside by Reserve holds that many live slots, handed out by every
+// allocator, with no allocation; room given back is reserved again first.
+func TestArena_ReserveFillsWithoutAllocating(t *testing.T) {
+	const n = 50_000
+	fill := func(a *arena.Arena, als []*arena.Allocator) uint64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		for i := range n {
+			als[i*7/n%len(als)].AllocWith(uint64(i), i%200)
+		}
+		runtime.ReadMemStats(&ms)
+		return ms.Mallocs - before
+	}
+	a := arena.New(4)
+	als := []*arena.Allocator{a.NewAllocator(), a.NewAllocator(), a.NewAllocator()}
+	a.Reserve(n)
+	reserved := a.Stats().ReservedSlots
+	if reserved < n {
+		t.Fatalf("%d slots reserved for %d", reserved, n)
+	}
+	if got := fill(a, als); got != 0 {
+		t.Errorf("filling a reservation of %d slots allocated %v times", n, got)
+	}
+	if st := a.Stats(); st.LiveSlots != n || st.ReservedSlots != reserved {
+		t.Errorf("after the fill: %d live, %d reserved; want %d, %d", st.LiveSlots, st.ReservedSlots, n, reserved)
+	}
+	// Given back and taken again: no more parts.
+	a.Reserve(-n)
+	a.Reserve(n)
+	if got := a.Stats().ReservedSlots; got != reserved {
+		t.Errorf("room given back and reserved again: %d slots reserved, want %d", got, reserved)
+	}
+
+	// The same fill with no reservation grows the arena as it goes.
+	b := arena.New(4)
+	if got := fill(b, []*arena.Allocator{b.NewAllocator(), b.NewAllocator(), b.NewAllocator()}); got == 0 {
+		t.Errorf("a fill with no reservation allocated nothing: the test measures nothing")
+	}
+}

@@ -410,7 +410,7 @@ func TestFlash_MovingContentZeroAllocs(t *testing.T) {
 // system prompts, each under many requests of varied length. Without the
 // declarations the same fill allocates.
 func TestFlash_DeclaredFleetFillsWithoutAllocating(t *testing.T) {
-	for _, c := range []struct{ workers, maxWorkers int }{{16, 64}, {96, 128}, {40, 256}} {
+	for _, c := range []struct{ workers, maxWorkers int }{{16, 64}, {96, 128}, {40, 256}, {200, 256}} {
 		t.Run(fmt.Sprintf("w=%d/max=%d", c.workers, c.maxWorkers), func(t *testing.T) {
 			var evs []flash.Event
 			held := map[flash.Worker]map[flash.ExternalHash]bool{}

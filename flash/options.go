@@ -134,8 +134,10 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 // levels of the first 1,024 positions and a batch scratch for its events:
 // a fleet declared ahead fills from empty without allocating while its
 // tables fit that room, as a prompt's positions do (most blocks early; on
-// the Mooncake trace at 16 and 96 workers they do). Past 128 workers, the
-// arena slots of sets with workers past slot 62 still grow. Without a hint
+// the Mooncake trace at 16, 96 and 256 workers they do). Past 128 workers,
+// a worker at slot 63 or past it moves each set it joins first into an
+// arena slot (16 + MaxWorkers/8 bytes), so it also sets aside one slot a
+// block, its pages mapped, for the sets it may move. Without a hint
 // a worker's state grows as blocks arrive (amortised) and a Cleared worker
 // keeps only a small part of it.
 func WithWorkerCapacity(blocks int) Option {

@@ -104,6 +104,17 @@ func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
 	return arena.Current(sl, e.handle()) && arena.Seq(sl) == seq && bitset.AtomicTest(arena.Bits(sl), w)
 }
 
+// Reserve sets arena room aside for worker slot w, which will hold up to
+// n blocks (n < 0 gives it back): in the handle form, a worker at
+// inlineSlots or past it moves each entry it is the first such member of
+// to an arena slot, so its blocks bound the slots it takes. Other workers
+// take none.
+func (s *Sets) Reserve(w, n int) {
+	if !s.Inline && w >= inlineSlots {
+		s.Arena.Reserve(n)
+	}
+}
+
 // setBit sets worker slot w in the arena slot of handle-form entry e, and
 // reports whether it was set already.
 func (s *Sets) setBit(e Entry, w int) (had bool) {
