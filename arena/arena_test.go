@@ -431,7 +431,9 @@ func TestArena_ReserveFillsWithoutAllocating(t *testing.T) {
 	if reserved < n {
 		t.Fatalf("%d slots reserved for %d", reserved, n)
 	}
-	if got := fill(a, als); got != 0 {
+	// (Counted process-wide: a race build's runtime allocates of its own;
+	// the reserved slots, below, show the arena made no part.)
+	if got := fill(a, als); got != 0 && !raceEnabled {
 		t.Errorf("filling a reservation of %d slots allocated %v times", n, got)
 	}
 	if st := a.Stats(); st.LiveSlots != n || st.ReservedSlots != reserved {
