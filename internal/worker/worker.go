@@ -168,31 +168,11 @@ func (ws *State) lk(i uint32) *nodeLinks {
 // its index.
 func (ws *State) newNode(n node) uint32 {
 	n.st |= nodeLive
-	var i uint32
-	if ws.freed != 0 {
-		i = ws.freed - 1
-		ws.freed = ws.node(i).parent
-		ws.nfree--
-	} else {
-		i = ws.n
-		switch {
-		case int(i>>nodeChunkBits) == len(ws.chunks):
-			c := 1 << nodeChunkBits
-			if i == 0 {
-				c = firstChunk
-			}
-			ws.chunks = append(ws.chunks, make([]node, c))
-		case i < 1<<nodeChunkBits && int(i) == len(ws.chunks[0]):
-			// The first chunk doubles up to a whole one: a worker that
-			// holds a few hundred blocks does not keep a thousand nodes.
-			// Nodes are named by index, so moving them is safe.
-			c := make([]node, 2*len(ws.chunks[0]))
-			copy(c, ws.chunks[0])
-			ws.chunks[0] = c
-		}
-		ws.n++
+	i, p := ws.nextFresh()
+	if p == nil {
+		i, p = ws.takeNode()
 	}
-	*ws.node(i) = n
+	*p = n
 	if !ws.complex {
 		// link's simple case, written out: a call per stored block.
 		if n.parent != 0 {
@@ -206,6 +186,50 @@ func (ws *State) newNode(n node) uint32 {
 	*ws.lk(i) = nodeLinks{}
 	ws.link(i, n.parent)
 	return i
+}
+
+// nextFresh takes the next node never used and returns it, when no node
+// is free and its chunk is made (newNode's common case, inlined); else it
+// takes nothing and returns nil.
+func (ws *State) nextFresh() (uint32, *node) {
+	i := ws.n
+	if ci := int(i >> nodeChunkBits); ws.freed == 0 && ci < len(ws.chunks) {
+		if ch := ws.chunks[ci]; int(i&(1<<nodeChunkBits-1)) < len(ch) {
+			ws.n++
+			return i, &ch[i&(1<<nodeChunkBits-1)]
+		}
+	}
+	return 0, nil
+}
+
+// takeNode takes a node for newNode from the free list, or past the
+// chunks made.
+func (ws *State) takeNode() (uint32, *node) {
+	var i uint32
+	if ws.freed != 0 {
+		i = ws.freed - 1
+		ws.freed = ws.node(i).parent
+		ws.nfree--
+		return i, ws.node(i)
+	}
+	i = ws.n
+	switch {
+	case int(i>>nodeChunkBits) == len(ws.chunks):
+		c := 1 << nodeChunkBits
+		if i == 0 {
+			c = firstChunk
+		}
+		ws.chunks = append(ws.chunks, make([]node, c))
+	case i < 1<<nodeChunkBits && int(i) == len(ws.chunks[0]):
+		// The first chunk doubles up to a whole one: a worker that
+		// holds a few hundred blocks does not keep a thousand nodes.
+		// Nodes are named by index, so moving them is safe.
+		c := make([]node, 2*len(ws.chunks[0]))
+		copy(c, ws.chunks[0])
+		ws.chunks[0] = c
+	}
+	ws.n++
+	return i, ws.node(i)
 }
 
 // contentKey identifies a content in the content map: the sequence hash
@@ -317,14 +341,22 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	ws.reserveIDs(len(blocks))
 	ws.batch = blocks
 	// Each engine id's hash, for its prefetch and then its claim.
-	for i, b := range blocks {
-		pending[i].idh = ws.idHash(b.Hash)
-	}
 	if prefetch && ws.ids.n > 0 {
-		for i := range blocks {
-			ws.prefetchID(pending[i].idh)
+		for i, b := range blocks {
+			h := ws.idHash(b.Hash)
+			pending[i].idh = h
+			ws.prefetchID(h)
+		}
+	} else {
+		for i, b := range blocks {
+			pending[i].idh = ws.idHash(b.Hash)
 		}
 	}
+	// Only a table other lanes share: a lane alone on its table has one
+	// header a position, which its stores keep in cache, and asking for it
+	// cost more than it saved (building the trace's index without it: 3%
+	// faster at 16 workers, 4.5% at 96).
+	prefetchHeaders := prefetch && !o.W.Excl
 	for i, b := range blocks {
 		seq := b.Local
 		if pos+i > 0 {
@@ -332,12 +364,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		}
 		prevSeq = seq
 		key := o.W.Key(seq)
-		if prefetch && !o.W.Excl {
-			// Only a table other lanes share: a lane alone on its table
-			// has one header a position, which its stores keep in cache,
-			// and asking for it cost more than it saved (building the
-			// trace's index without it: 3% faster at 16 workers, 4.5% at
-			// 96).
+		if prefetchHeaders {
 			ptab.PrefetchTable(pos+i, key)
 		}
 		slot, v, found := ws.claimID(b.Hash, pending[i].idh, i)
@@ -371,7 +398,35 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 	tab, b := o.W.Plane(ws.Slot)
 	o.tab, o.bit = tab, 1<<b
 	pending := o.pending[:len(blocks)]
-	for i := range pending {
+	i := 0
+	if !ws.complex && o.W.Direct() {
+		// storeBlock's common case, written out: a simple worker, alone on
+		// its one-word sets. A block whose bit is set already (a second
+		// engine id for content the worker holds) goes to storeBlock, which
+		// finds the bit again and makes the worker complex.
+		for ; i < len(pending); i++ {
+			p := &pending[i]
+			if p.dup {
+				parent = p.node + 1
+				continue
+			}
+			if tab.ExclusiveOrKey(pos+i, p.key, o.bit)&o.bit != 0 {
+				break
+			}
+			stored++
+			n := node{seq: p.key.K, ext: blocks[i].Hash, pos: uint32(pos + i), parent: parent, st: 1 | nodeOwnID | nodeAttached | nodeLive}
+			ni, np := ws.nextFresh()
+			if np == nil {
+				ni = ws.newNode(n)
+			} else if *np = n; parent != 0 {
+				// newNode's common case, written out.
+				ws.node(parent-1).kids++
+			}
+			ws.setSlot(p.slot, ni)
+			parent = ni + 1
+		}
+	}
+	for ; i < len(pending); i++ {
 		p := &pending[i]
 		if p.dup {
 			parent = p.node + 1
