@@ -149,9 +149,23 @@ func TestIDMap_MatchTags(t *testing.T) {
 					want |= 1 << j
 				}
 			}
-			got := bk.match(tag)
+			set := bk.match(tag)
 			if tag == 0 {
-				got = bk.free()
+				first := idBucketSlots
+				if want != 0 {
+					first = bits.TrailingZeros32(want)
+				}
+				if got := bk.firstFree(); got != first {
+					t.Fatalf("tags %v: first free slot %d, want %d", tags, got, first)
+				}
+			}
+			// Slots 0–7 are bits 8j, slots 8–11 bits 8j+1; no other bit.
+			if stray := set &^ (0x0101_0101_0101_0101 | 0x0202_0202); stray != 0 {
+				t.Fatalf("tags %v, tag %d: set %#x has bits %#x that name no slot", tags, tag, set, stray)
+			}
+			var got uint32
+			for c := set; c != 0; c &= c - 1 {
+				got |= 1 << slotOf(c)
 			}
 			if got != want {
 				t.Fatalf("tags %v, tag %d: %012b, want %012b", tags, tag, got, want)
@@ -209,9 +223,7 @@ func TestIDMap_PlaceIsInsert(t *testing.T) {
 			}
 			bk := &b.ids.b[k]
 			want := idBucketSlots
-			if f := bk.free(); f != 0 {
-				want = bits.TrailingZeros32(f)
-			}
+			want = bk.firstFree()
 			if got := bk.filled(); got != want {
 				t.Fatalf("round %d: bucket %d: filled %d, free says %d", round, k, got, want)
 			}

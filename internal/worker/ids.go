@@ -77,15 +77,34 @@ func (bk *idBucket) put(j int, h uint64, v uint32) {
 	bk.vals[j] = v
 }
 
-// match returns a bit per slot whose tag is t, and for t = 0 four bits
-// more (12–15: thi's upper half); free does without them.
-func (bk *idBucket) match(t uint8) uint32 {
+// match returns a set of the slots whose tag is t: slot j < 8 is bit 8j,
+// slot 8+j bit 8j+1 (thi's four bytes), so the set comes from the
+// bytes' zero tests with two shifts. slotOf names a member; the order of
+// the bits is not the slots' (slot 8 is bit 1).
+func (bk *idBucket) match(t uint8) uint64 {
 	p := 0x0101_0101_0101_0101 * uint64(t)
-	return zeroBytes(bk.tlo^p) | zeroBytes(uint64(bk.thi)^p)<<8
+	return zeroBytes(bk.tlo^p)>>7 | zeroBytes(uint64(bk.thi)^p)&thiBytes>>6
 }
 
-// free returns a bit per free slot.
-func (bk *idBucket) free() uint32 { return bk.match(0) & (1<<idBucketSlots - 1) }
+// slotOf is the slot of the lowest bit of a set that match returned (not
+// empty).
+func slotOf(c uint64) int {
+	z := bits.TrailingZeros64(c)
+	return z>>3 | (z&1)<<3
+}
+
+// firstFree returns the bucket's first free slot, or idBucketSlots when
+// it is full.
+func (bk *idBucket) firstFree() int {
+	if lo := zeroBytes(bk.tlo); lo != 0 {
+		return bits.TrailingZeros64(lo) >> 3
+	}
+	// thi's word has four more bytes, all 0: a full bucket gives 8+4.
+	return 8 + bits.TrailingZeros64(zeroBytes(uint64(bk.thi)))>>3
+}
+
+// thiBytes: the top bits of the four bytes that thi's tags fill.
+const thiBytes = 0x8080_8080
 
 // An id's slot is named by its bucket and its index in it, b<<4 | j; -1 is
 // id 0's place.
@@ -150,14 +169,11 @@ func idTag(h uint64) uint8 {
 	return t
 }
 
-// zeroBytes returns a bit per byte of x that is 0.
-func zeroBytes(x uint64) uint32 {
+// zeroBytes returns x with the top bit of each byte that is 0 set, and
+// every other bit clear: exact, no carries between bytes.
+func zeroBytes(x uint64) uint64 {
 	const lo7 = 0x7F7F_7F7F_7F7F_7F7F
-	// A byte's top bit is set where the byte of x is 0: exact, no carries
-	// between bytes.
-	y := ^((x&lo7 + lo7) | x | lo7)
-	// Gather each byte's top bit into the top byte.
-	return uint32((y >> 7) * 0x0102_0408_1020_4080 >> 56)
+	return ^((x&lo7 + lo7) | x | lo7)
 }
 
 // idKey is the id that value v names.
@@ -198,15 +214,15 @@ func (ws *State) idFindHashed(k, h uint64) (s int, ok bool, free int) {
 	for b := home; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
 		for c := bk.match(tag); c != 0; c &= c - 1 {
-			j := bits.TrailingZeros32(c)
+			j := slotOf(c)
 			if ws.idKey(bk.vals[j]) == k {
 				return int(b)<<idSlotBits | j, true, -1
 			}
 		}
 		if bk.over == 0 {
 			free = -1
-			if f := bk.free(); f != 0 && b == home {
-				free = int(b)<<idSlotBits | bits.TrailingZeros32(f)
+			if j := bk.firstFree(); j < idBucketSlots && b == home {
+				free = int(b)<<idSlotBits | j
 			}
 			return 0, false, free
 		}
@@ -220,8 +236,7 @@ func (ws *State) idInsert(h uint64, v uint32) int {
 	m := &ws.ids
 	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
-		if free := bk.free(); free != 0 {
-			j := bits.TrailingZeros32(free)
+		if j := bk.firstFree(); j < idBucketSlots {
 			bk.put(j, h, v)
 			return int(b)<<idSlotBits | j
 		}
