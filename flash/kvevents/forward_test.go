@@ -2,6 +2,7 @@ package kvevents
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/scaleout"
 	"github.com/flashindexer/flashindexer/flash/scaleout/natstest"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // An engine's events through a relay (WithForward into scaleout's Relay),
@@ -72,8 +74,10 @@ func TestForward_ThroughJetStream(t *testing.T) {
 	if matched(m, wl) == 0 {
 		t.Fatal("no prompt matches: the comparison shows nothing")
 	}
-	info, _ := stream.Info(ctx)
-	msgs := info.State.Msgs
+	// The replica can match the model before the stream holds the last
+	// batches (a batch may change nothing the comparison sees): the count
+	// is read once every batch sent is in, a message each.
+	msgs := streamHolds(t, ctx, stream, 60)
 
 	// The relay restarts: the new one replays the engine's history from 0.
 	_ = sub.Close()
@@ -85,8 +89,27 @@ func TestForward_ThroughJetStream(t *testing.T) {
 		ix.Flush()
 		return compare(ix, m, wl, s.workers)
 	})
-	info, _ = stream.Info(ctx)
-	if info.State.Msgs != msgs+10 {
+	streamHolds(t, ctx, stream, msgs+10)
+	time.Sleep(200 * time.Millisecond) // a replay published again would be in by now
+	if info, _ := stream.Info(ctx); info.State.Msgs != msgs+10 {
 		t.Fatalf("the stream holds %d messages after 10 more batches, was %d: the replay was published again", info.State.Msgs, msgs)
 	}
+}
+
+// streamHolds waits until the stream holds at least n messages, and
+// returns how many it holds.
+func streamHolds(t *testing.T, ctx context.Context, stream jetstream.Stream, n uint64) uint64 {
+	t.Helper()
+	var got uint64
+	eventually(t, 10*time.Second, "the stream took every batch", func() string {
+		info, err := stream.Info(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		if got = info.State.Msgs; got < n {
+			return fmt.Sprintf("%d messages, want %d", got, n)
+		}
+		return ""
+	})
+	return got
 }
