@@ -301,18 +301,27 @@ func (ws *State) claimID(k, h uint64, i int) (slot int, v uint32, found bool) {
 		m.n++
 		return -1, m.zv, false
 	}
-	s, ok, free := ws.idFindHashed(k, h)
-	if ok {
-		return s, *m.at(s), true
+	// The home bucket first, here: nearly every probe ends in it.
+	home := h & m.bmask
+	bk := &m.b[home]
+	for c := bk.match(idTag(h)); c != 0; c &= c - 1 {
+		if j := slotOf(c); ws.idKey(bk.vals[j]) == k {
+			return int(home)<<idSlotBits | j, bk.vals[j], true
+		}
+	}
+	if bk.over != 0 {
+		if s, ok, _ := ws.idFindHashed(k, h); ok {
+			return s, *m.at(s), true
+		}
 	}
 	m.n++
 	v = idClaim | uint32(i)
-	if free < 0 {
-		return ws.idInsert(h, v), v, false
+	if j := bk.firstFree(); j < idBucketSlots && bk.over == 0 {
+		// The probe showed where k goes: no second one.
+		bk.put(j, h, v)
+		return int(home)<<idSlotBits | j, v, false
 	}
-	// The probe showed where k goes: no second one.
-	m.b[free>>idSlotBits].put(free&(1<<idSlotBits-1), h, v)
-	return free, v, false
+	return ws.idInsert(h, v), v, false
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
