@@ -424,20 +424,27 @@ func TestArena_ReserveFillsWithoutAllocating(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.Mallocs - before
 	}
-	a := arena.New(4)
-	als := []*arena.Allocator{a.NewAllocator(), a.NewAllocator(), a.NewAllocator()}
-	a.Reserve(n)
-	reserved := a.Stats().ReservedSlots
-	if reserved < n {
-		t.Fatalf("%d slots reserved for %d", reserved, n)
+	// The count is the process's, which the runtime may add to meanwhile
+	// (a race build's does, and 1 run in some dozens of others' did): the
+	// fewest of up to three fills, each of a new reservation. The reserved
+	// slots show that the arena made no part in every fill.
+	var a *arena.Arena
+	var reserved uint64
+	got := ^uint64(0)
+	for try := 0; try < 3 && got != 0; try++ {
+		a = arena.New(4)
+		als := []*arena.Allocator{a.NewAllocator(), a.NewAllocator(), a.NewAllocator()}
+		a.Reserve(n)
+		if reserved = a.Stats().ReservedSlots; reserved < n {
+			t.Fatalf("%d slots reserved for %d", reserved, n)
+		}
+		got = min(got, fill(a, als))
+		if st := a.Stats(); st.LiveSlots != n || st.ReservedSlots != reserved {
+			t.Fatalf("after the fill: %d live, %d reserved; want %d, %d", st.LiveSlots, st.ReservedSlots, n, reserved)
+		}
 	}
-	// (Counted process-wide: a race build's runtime allocates of its own;
-	// the reserved slots, below, show the arena made no part.)
-	if got := fill(a, als); got != 0 && !raceEnabled {
+	if got != 0 && !raceEnabled {
 		t.Errorf("filling a reservation of %d slots allocated %v times", n, got)
-	}
-	if st := a.Stats(); st.LiveSlots != n || st.ReservedSlots != reserved {
-		t.Errorf("after the fill: %d live, %d reserved; want %d, %d", st.LiveSlots, st.ReservedSlots, n, reserved)
 	}
 	// Given back and taken again: no more parts.
 	a.Reserve(-n)
