@@ -197,34 +197,27 @@ func (ws *State) idNode(v uint32) uint32 {
 
 func (ws *State) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
 
-// idFind returns the slot of id k (not 0) and true, or false; and k's hash;
-// and, when k is absent and its probe ended in its home bucket with a free
-// slot, that slot (where idInsert would put k), else -1.
-func (ws *State) idFind(k uint64) (s int, ok bool, h uint64, free int) {
+// idFind returns the slot of id k (not 0) and true, or false; and k's hash.
+func (ws *State) idFind(k uint64) (s int, ok bool, h uint64) {
 	h = ws.idHash(k)
-	s, ok, free = ws.idFindHashed(k, h)
-	return s, ok, h, free
+	s, ok = ws.idFindHashed(k, h)
+	return s, ok, h
 }
 
 // idFindHashed is idFind of k, whose hash is h.
-func (ws *State) idFindHashed(k, h uint64) (s int, ok bool, free int) {
+func (ws *State) idFindHashed(k, h uint64) (s int, ok bool) {
 	m := &ws.ids
 	tag := idTag(h)
-	home := h & m.bmask
-	for b := home; ; b = (b + 1) & m.bmask {
+	for b := h & m.bmask; ; b = (b + 1) & m.bmask {
 		bk := &m.b[b]
 		for c := bk.match(tag); c != 0; c &= c - 1 {
 			j := slotOf(c)
 			if ws.idKey(bk.vals[j]) == k {
-				return int(b)<<idSlotBits | j, true, -1
+				return int(b)<<idSlotBits | j, true
 			}
 		}
 		if bk.over == 0 {
-			free = -1
-			if j := bk.firstFree(); j < idBucketSlots && b == home {
-				free = int(b)<<idSlotBits | j
-			}
-			return 0, false, free
+			return 0, false
 		}
 	}
 }
@@ -279,7 +272,7 @@ func (ws *State) getID(k uint64) (uint32, bool) {
 	if k == 0 {
 		return ws.idNode(m.zv), m.hasZ
 	}
-	if s, ok, _, _ := ws.idFind(uint64(k)); ok {
+	if s, ok, _ := ws.idFind(uint64(k)); ok {
 		return ws.idNode(*m.at(s)), true
 	}
 	return 0, false
@@ -310,16 +303,18 @@ func (ws *State) claimID(k, h uint64, i int) (slot int, v uint32, found bool) {
 		}
 	}
 	if bk.over != 0 {
-		if s, ok, _ := ws.idFindHashed(k, h); ok {
+		if s, ok := ws.idFindHashed(k, h); ok {
 			return s, *m.at(s), true
 		}
 	}
 	m.n++
 	v = idClaim | uint32(i)
-	if j := bk.firstFree(); j < idBucketSlots && bk.over == 0 {
-		// The probe showed where k goes: no second one.
-		bk.put(j, h, v)
-		return int(home)<<idSlotBits | j, v, false
+	if bk.over == 0 {
+		if j := bk.firstFree(); j < idBucketSlots {
+			// The probe showed where k goes: no second one.
+			bk.put(j, h, v)
+			return int(home)<<idSlotBits | j, v, false
+		}
 	}
 	return ws.idInsert(h, v), v, false
 }
@@ -379,7 +374,7 @@ func (ws *State) dropID(k uint64) (uint32, bool) {
 		m.hasZ, v = false, m.zv
 		m.n--
 	} else {
-		s, ok, h, _ := ws.idFind(uint64(k))
+		s, ok, h := ws.idFind(uint64(k))
 		if !ok {
 			return 0, false
 		}
