@@ -254,6 +254,17 @@ func (m *Map) Reserve(keys, positions int) {
 	}
 }
 
+// reservedRoom reports whether the reservation's words not yet carved
+// number at least words, and at least half of all it reserved: past half,
+// tables grow as an unreserved map's do, so that the reservation (sized
+// for that growth, ReserveWords) still holds the keys it was made for.
+func (m *Map) reservedRoom(words int) bool {
+	a := &m.alloc
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.poolWords >= words && 2*a.poolWords >= a.reserved
+}
+
 // retire takes t, which its writer has just replaced or dropped, out of
 // the live tables and keeps it as a spare of its size; then, while the
 // spares pass their share of the live bytes, drops spares of the sizes
@@ -919,8 +930,14 @@ func (l *Locked) Put(val uint64) {
 	}
 	if (t.used+1)*4 > t.capacity()*3 {
 		need := t.live + 1
-		if t.capacity() < quadrupleBelow {
-			need *= 2 // twice the room: 4× the keys' slots instead of 2×
+		if t.capacity() < quadrupleBelow || t.pooled && l.m.reservedRoom(8*t.capacity()) {
+			// Twice the room: 4× the keys' slots instead of 2×. A table
+			// the reservation carved grows so at every size while the
+			// reservation has the room (reservedRoom): the words are
+			// set aside already, and each generation skipped is a rebuild
+			// the writer does not do (with capacity hints, 16 workers on
+			// the trace: rebuilds' instructions halved, 6% less time).
+			need *= 2
 		}
 		if c := t.capacity(); need*8 <= c*5 && t.live*8 >= c {
 			// Full of tombstones, its keys at most 5/8 of it and at least

@@ -1062,3 +1062,37 @@ func TestMap_SmallReservationsHoldALargeTable(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// A table carved from a reservation that has more than half its words
+// left grows 4× at every size, as small tables do: the room is the
+// reservation's, and each generation skipped is a rebuild the writer does
+// not pay. Without a reservation a table past quadrupleBelow slots grows
+// 2×.
+func TestMap_ReservedTablesGrowFourfold(t *testing.T) {
+	slots := func(reserve int) int {
+		m := shardmap.New(shardmap.WithShardBits(0))
+		m.Reserve(reserve, 1)
+		// 385 keys pass three quarters of 512 slots (8, 32, 128, 512:
+		// 4× below 256).
+		for i := 1; i <= 385; i++ {
+			m.ExclusiveOr(0, uint64(i)*0x9E3779B97F4A7C15, 1)
+		}
+		for i := 1; i <= 385; i++ {
+			if got := m.Get(0, uint64(i)*0x9E3779B97F4A7C15); got != 1 {
+				t.Fatalf("key %d reads %d", i, got)
+			}
+		}
+		return m.Stats().Slots
+	}
+	if got := slots(0); got != 1024 {
+		t.Errorf("unreserved: %d slots after growing past 512, want 1024", got)
+	}
+	if got := slots(10000); got != 2048 {
+		t.Errorf("reserved for 10,000 keys: %d slots after growing past 512, want 2048", got)
+	}
+	// A reservation with less than half its words left (2,400 words for
+	// 400 keys, 1,360 carved into the tables so far): 2×.
+	if got := slots(400); got != 1024 {
+		t.Errorf("reserved for 400 keys: %d slots after growing past 512, want 1024", got)
+	}
+}
