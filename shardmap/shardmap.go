@@ -881,13 +881,17 @@ func (l *Locked) Get() uint64 {
 
 // find returns the slot of key, or the empty slot where it would go.
 func (t *table) find(key, h uint64) (uint64, bool) {
-	for i := t.home(h) * bucketSlots; ; i = (i + 1) & t.mask {
-		k := atomic.LoadUint64(t.key(i))
+	// The probe walks byte offsets (a slot is 16 bytes) from the table's
+	// words in locals: the atomic loads would have them read again on
+	// every probe.
+	base, omask := t.base, t.mask<<4
+	for o := t.home(h) * bucketSlots << 4; ; o = (o + 16) & omask {
+		k := atomic.LoadUint64((*uint64)(unsafe.Add(base, o)))
 		if k == key {
-			return i, true
+			return o >> 4, true
 		}
 		if k == 0 {
-			return i, false
+			return o >> 4, false
 		}
 	}
 }
