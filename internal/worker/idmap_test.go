@@ -31,7 +31,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 					batch[i].Hash = uint64(r.Uint64() >> r.IntN(64)) // 0 too
 				}
 				ws.batch = batch
-				var slots []int
+				var slots []*uint32
 				var fresh []int
 				for i, b := range batch {
 					slot, v, found := ws.claimID(b.Hash, ws.idHash(b.Hash), i)

@@ -278,33 +278,32 @@ func (ws *State) getID(k uint64) (uint32, bool) {
 	return 0, false
 }
 
-// claimID returns id k's slot and value when the worker has it; otherwise
-// it inserts k (of hash h) as block i of the batch (ws.batch) and returns
-// its slot.
-// Slot -1 is id 0's place. The caller made room first (reserveIDs), so a
-// claim never grows the table and a slot it returns stays k's until the
-// next delete: nothing in the table moves.
-func (ws *State) claimID(k, h uint64, i int) (slot int, v uint32, found bool) {
+// claimID returns id k's slot (its value's word) and value when the worker
+// has it; otherwise it inserts k (of hash h) as block i of the batch
+// (ws.batch) and returns its slot. The caller made room first
+// (reserveIDs), so a claim never grows the table and a slot it returns
+// stays k's until the next delete: nothing in the table moves.
+func (ws *State) claimID(k, h uint64, i int) (slot *uint32, v uint32, found bool) {
 	m := &ws.ids
 	if k == 0 {
 		if m.hasZ {
-			return -1, m.zv, true
+			return &m.zv, m.zv, true
 		}
 		m.hasZ, m.zv = true, idClaim|uint32(i)
 		m.n++
-		return -1, m.zv, false
+		return &m.zv, m.zv, false
 	}
 	// The home bucket first, here: nearly every probe ends in it.
 	home := h & m.bmask
 	bk := &m.b[home]
 	for c := bk.match(idTag(h)); c != 0; c &= c - 1 {
 		if j := slotOf(c); ws.idKey(bk.vals[j]) == k {
-			return int(home)<<idSlotBits | j, bk.vals[j], true
+			return &bk.vals[j], bk.vals[j], true
 		}
 	}
 	if bk.over != 0 {
 		if s, ok := ws.idFindHashed(k, h); ok {
-			return s, *m.at(s), true
+			return m.at(s), *m.at(s), true
 		}
 	}
 	m.n++
@@ -313,15 +312,15 @@ func (ws *State) claimID(k, h uint64, i int) (slot int, v uint32, found bool) {
 		if j := bk.firstFree(); j < idBucketSlots {
 			// The probe showed where k goes: no second one.
 			bk.put(j, h, v)
-			return int(home)<<idSlotBits | j, v, false
+			return &bk.vals[j], v, false
 		}
 	}
-	return ws.idInsert(h, v), v, false
+	return m.at(ws.idInsert(h, v)), v, false
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
 // it has no id yet, else an alias.
-func (ws *State) setID(slot int, k uint64, ni uint32) {
+func (ws *State) setID(slot *uint32, k uint64, ni uint32) {
 	v := ni
 	if n := ws.node(ni); n.refs() == 0 {
 		n.ext = k
@@ -338,16 +337,7 @@ func (ws *State) setID(slot int, k uint64, ni uint32) {
 		ws.aliases[j] = aliasID{ext: k, node: ni}
 		v = idAlias | j
 	}
-	ws.setSlot(slot, v)
-}
-
-// setSlot sets the value of slot (from claimID).
-func (ws *State) setSlot(slot int, v uint32) {
-	if slot < 0 {
-		ws.ids.zv = v
-		return
-	}
-	*ws.ids.at(slot) = v
+	*slot = v
 }
 
 // addID adds id k, which the worker does not have, to node ni.
@@ -357,10 +347,10 @@ func (ws *State) addID(k uint64, ni uint32) {
 	m.n++
 	if k == 0 {
 		m.hasZ = true
-		ws.setID(-1, k, ni)
+		ws.setID(&m.zv, k, ni)
 		return
 	}
-	ws.setID(ws.idInsert(ws.idHash(uint64(k)), 0), k, ni)
+	ws.setID(m.at(ws.idInsert(ws.idHash(uint64(k)), 0)), k, ni)
 }
 
 // dropID removes id k and returns its node.

@@ -66,8 +66,8 @@ type pendingBlock struct {
 	key  shardmap.Key // the sequence hash, hashed for the shared table
 	node uint32       // the worker's node of a duplicate
 	dup  bool
-	slot int    // a new block's engine id's slot in the worker's map
-	idh  uint64 // the engine id's hash in the worker's map
+	slot *uint32 // a new block's engine id's value word in the worker's map (claimID)
+	idh  uint64  // the engine id's hash in the worker's map
 }
 
 // keepScratch: the scratch buffers for one event stay between events up to

@@ -422,7 +422,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 				// newNode's common case, written out.
 				ws.node(parent-1).kids++
 			}
-			ws.setSlot(p.slot, ni)
+			*p.slot = ni
 			parent = ni + 1
 		}
 	}
@@ -464,7 +464,7 @@ const prefetchFrom = 4
 // content (pos, key.K) under node parent-1 and returns the content's node.
 // key is hashed for the shared table once, in Prepare, for its prefetches
 // and this write.
-func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, parent uint32, slot int) uint32 {
+func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, parent uint32, slot *uint32) uint32 {
 	seq := key.K
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
@@ -478,7 +478,7 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, pa
 		if !had {
 			// A new node: the id is its own.
 			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeOwnID | nodeAttached})
-			ws.setSlot(slot, ni)
+			*slot = ni
 			return ni
 		}
 		// A second engine id for content the worker holds.
@@ -615,6 +615,10 @@ func (o *Owner) Clear(ws *State) {
 		ws.chunks = ws.chunks[:keep]
 	}
 	ws.resetIDs()
+	// The scratch's slots may point into the worker's old map (Commit
+	// leaves them, as clearing them per event cost more than the slots
+	// saved): cleared, they keep no map of a worker gone alive.
+	clear(o.pending[:cap(o.pending)])
 	ws.complex = false
 	ws.content = intMap{}
 	ws.links = nil
