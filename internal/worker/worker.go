@@ -404,10 +404,13 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 		// its one-word sets. A block whose bit is set already (a second
 		// engine id for content the worker holds) goes to storeBlock, which
 		// finds the bit again and makes the worker complex.
+		// pp is the parent's node when the block before made it (nil:
+		// look it up), as it is for all but a batch's first block.
+		var pp *node
 		for ; i < len(pending); i++ {
 			p := &pending[i]
 			if p.dup {
-				parent = p.node + 1
+				parent, pp = p.node+1, nil
 				continue
 			}
 			if tab.ExclusiveOrKey(pos+i, p.key, o.bit)&o.bit != 0 {
@@ -418,12 +421,16 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 			ni, np := ws.nextFresh()
 			if np == nil {
 				ni = ws.newNode(n)
+				np = ws.node(ni)
 			} else if *np = n; parent != 0 {
 				// newNode's common case, written out.
-				ws.node(parent-1).kids++
+				if pp == nil {
+					pp = ws.node(parent - 1)
+				}
+				pp.kids++
 			}
 			*p.slot = ni
-			parent = ni + 1
+			parent, pp = ni+1, np
 		}
 	}
 	for ; i < len(pending); i++ {
