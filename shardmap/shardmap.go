@@ -218,7 +218,9 @@ const keysPerHeader = 32
 // is allocated, and a table header for every 32 keys;
 // and it makes the levels of the first positions (up to the inline ones).
 // A map whose tables fit its reservation (most keys at early positions, as
-// a prompt's blocks are) then fills without allocating. A replaced table
+// a prompt's blocks are) then fills without allocating. A table carved from
+// the reservation grows 4× at every size (not only below quadrupleBelow)
+// while more than half of the reservation is left. A replaced table
 // carved from the reservation stays for the next table of its size, as the
 // reservation's words do: what is reserved is kept until the map goes.
 // Writers may run; not for hot paths.
