@@ -407,9 +407,9 @@ type Map struct {
 	// stored blocks sit at early positions. Shard s of position p is
 	// hot[s*hotPositions+p]: a map of one shard (one writer) has eight
 	// consecutive positions' tables on a line, which a prompt's blocks
-	// read in turn (ordered by position, a line a position, the trace's
-	// stores at 16 workers missed the cache on 8.6 times as many of these
-	// loads, simulated).
+	// read in turn. (Ordered by position, a line a position, these loads
+	// missed the cache 8.6 times as often in the trace's stores at 16
+	// workers, simulated.)
 	hot [hotPositions << maxShardBits]atomic.Pointer[table]
 }
 
