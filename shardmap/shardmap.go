@@ -1003,18 +1003,27 @@ func (l Locked) rebuild(t *table, need int) *table {
 	}
 	nt := l.m.newTable(c)
 	nt.zero.Store(t.zero.Load())
-	nt.live = b2i(nt.zero.Load() != 0)
-	for i := uint64(0); i <= t.mask; i++ {
-		k, v := atomic.LoadUint64(t.key(i)), atomic.LoadUint64(t.val(i))
+	// Both tables walked by byte offsets from their words in locals, as
+	// find walks one; a key goes in the first empty slot of its probe, as
+	// the new table has no deletes and no key twice.
+	base, end := t.base, (t.mask+1)<<4
+	nbase, nmask := nt.base, nt.mask<<4
+	moved := 0
+	for o := uint64(0); o < end; o += 16 {
+		k := atomic.LoadUint64((*uint64)(unsafe.Add(base, o)))
+		v := atomic.LoadUint64((*uint64)(unsafe.Add(base, o+8)))
 		if k == 0 || v == 0 {
 			continue
 		}
-		j, _ := nt.find(k, l.m.hash(k))
-		initWord(nt.val(j), v)
-		initWord(nt.key(j), k)
-		nt.used++
-		nt.live++
+		no := nt.home(l.m.hash(k)) * bucketSlots << 4
+		for atomic.LoadUint64((*uint64)(unsafe.Add(nbase, no))) != 0 {
+			no = (no + 16) & nmask
+		}
+		initWord((*uint64)(unsafe.Add(nbase, no+8)), v)
+		initWord((*uint64)(unsafe.Add(nbase, no)), k)
+		moved++
 	}
+	nt.used, nt.live = moved, moved+b2i(nt.zero.Load() != 0)
 	l.tab.Store(nt)
 	l.m.retire(t)
 	return nt
