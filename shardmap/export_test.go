@@ -57,6 +57,24 @@ func PrefetchAddrs(m *Map, pos int, key uint64) (table, bucket, wantTable, wantB
 // and of a level's read side (its table pointers, one line).
 var ShardSize, LevelTabsSize = unsafe.Sizeof(shard{}), unsafe.Sizeof(level{}.tabs)
 
+// TableSize is a table header's size; TableUsed is where its writer's
+// counts begin.
+var TableSize, TableUsed = unsafe.Sizeof(table{}), unsafe.Offsetof(table{}.used)
+
+// TableAddr is the address of the header of the table that holds key at
+// pos (0: none), for the alignment of headers.
+func TableAddr(m *Map, pos int, key uint64) uintptr {
+	d := m.dir.Load()
+	if pos >= len(d.levels) {
+		return 0
+	}
+	h := m.hash(key)
+	if uint(pos) < hotPositions {
+		return uintptr(unsafe.Pointer(m.hotTab(pos, h).Load()))
+	}
+	return uintptr(unsafe.Pointer(m.shardOf(d.levels[pos], h).tab.Load()))
+}
+
 // WithSecret gives m the hash secret (k0, k1|1) in place of the process's.
 func WithSecret(m *Map, k0, k1 uint64) *Map {
 	m.k0, m.k1 = k0, k1|1

@@ -37,18 +37,25 @@ var processK0, processK1 = func() (uint64, uint64) {
 	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:]) | 1
 }()
 
+// A table's header is two lines: what readers read, which changes only
+// when the table is made or reused, and what its writer counts at every
+// insert. On one line, each insert took the line from the cores of the
+// readers probing that position (or, headers being 88 bytes in a batch,
+// the next one), and their next probe there waited for it.
 type table struct {
 	mask  uint64         // slots - 1
 	bmask uint64         // buckets - 1; a bucket is 4 slots, one cache line
 	base  unsafe.Pointer // &slots[0]: probes index without bounds checks
 	slots []uint64       // key, value interleaved; 2*(mask+1) words
 	zero  atomic.Uint64
+	_     [64 - 56]byte
 	used  int    // keys set, live or tombstone (writers only)
 	live  int    // keys with a value, key 0 included (writers only)
 	next  *table // the next spare of its size (tableAlloc)
 	// pooled: its slots were carved from a reservation (Reserve), whose
 	// words stay the map's; replaced, it stays a spare.
 	pooled bool
+	_      [64 - 25]byte
 }
 
 // tableAlloc hands out tables. Small ones (up to carveWords words of

@@ -938,6 +938,28 @@ func TestLayout(t *testing.T) {
 	if shardmap.ShardSize != 64 || shardmap.LevelTabsSize != 64 {
 		t.Fatalf("shard %d bytes, a level's table pointers %d; want 64 and 64", shardmap.ShardSize, shardmap.LevelTabsSize)
 	}
+	// A table header: readers' words on one line, the writer's counts on
+	// the next, and every header on a line of its own (tables small and
+	// large, carved from a reservation or not).
+	if shardmap.TableSize != 128 || shardmap.TableUsed != 64 {
+		t.Fatalf("table header %d bytes, its counts at %d; want 128 and 64", shardmap.TableSize, shardmap.TableUsed)
+	}
+	for _, reserve := range []int{0, 100000} {
+		m := shardmap.New(shardmap.WithShardBits(0))
+		if reserve > 0 {
+			m.Reserve(reserve, 100)
+		}
+		for k := uint64(1); k <= 20000; k++ {
+			m.ExclusiveOr(int(k%50)*(1+int(k%3)), k, 1)
+		}
+		for pos := 0; pos < 150; pos++ {
+			for k := uint64(1); k <= 3; k++ {
+				if a := shardmap.TableAddr(m, pos, k); a%64 != 0 {
+					t.Fatalf("reserve %d: the table at position %d starts at %#x, not on a line", reserve, pos, a)
+				}
+			}
+		}
+	}
 }
 
 // fillMallocs fills a new map, made and reserved by mk, with keys spread
