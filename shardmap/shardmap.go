@@ -58,6 +58,9 @@ type table struct {
 	_      [64 - 25]byte
 }
 
+// headerBytes is a table header's size.
+const headerBytes = int(unsafe.Sizeof(table{}))
+
 // tableAlloc hands out tables. Small ones (up to carveWords words of
 // slots) come from batches of headerBatch headers and slots carved from
 // chunks of chunkWords: a map spread over hundreds of positions builds a
@@ -1062,7 +1065,7 @@ func (m *Map) Stats() Stats {
 				s.Keys += t.live
 				s.Tombstones += t.used - (t.live - b2i(t.zero.Load() != 0))
 				s.Slots += t.capacity()
-				s.Bytes += 16*t.capacity() + 64
+				s.Bytes += 16*t.capacity() + headerBytes
 			}
 			sh.mu.Unlock()
 		}
@@ -1074,13 +1077,13 @@ func (m *Map) Stats() Stats {
 		for ; t != nil; t = t.next {
 			s.Spares++
 			s.SpareBytes += 8 * len(t.slots)
-			s.Bytes += 8*len(t.slots) + 64
+			s.Bytes += 8*len(t.slots) + headerBytes
 		}
 	}
 	s.Reserved = 8 * a.poolWords
 	s.Bytes += s.Reserved
 	for _, b := range a.batches {
-		s.Bytes += int(unsafe.Sizeof(table{})) * len(b)
+		s.Bytes += headerBytes * len(b)
 	}
 	a.mu.Unlock()
 	return s
