@@ -952,12 +952,16 @@ func TestLayout(t *testing.T) {
 		for k := uint64(1); k <= 20000; k++ {
 			m.ExclusiveOr(int(k%50)*(1+int(k%3)), k, 1)
 		}
+		tables := 0
 		for pos := 0; pos < 150; pos++ {
-			for k := uint64(1); k <= 3; k++ {
-				if a := shardmap.TableAddr(m, pos, k); a%64 != 0 {
-					t.Fatalf("reserve %d: the table at position %d starts at %#x, not on a line", reserve, pos, a)
-				}
+			a := shardmap.TableAddr(m, pos, 1)
+			if a%64 != 0 {
+				t.Fatalf("reserve %d: the table at position %d starts at %#x, not on a line", reserve, pos, a)
 			}
+			tables += b2i(a != 0)
+		}
+		if tables < 100 {
+			t.Fatalf("reserve %d: %d tables checked, want the 100 positions filled", reserve, tables)
 		}
 	}
 }
