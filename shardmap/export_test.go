@@ -62,17 +62,10 @@ var ShardSize, LevelTabsSize = unsafe.Sizeof(shard{}), unsafe.Sizeof(level{}.tab
 var TableSize, TableUsed = unsafe.Sizeof(table{}), unsafe.Offsetof(table{}.used)
 
 // TableAddr is the address of the header of the table that holds key at
-// pos (0: none), for the alignment of headers.
+// pos (0: none, or pos past the inline positions), for the alignment of
+// headers.
 func TableAddr(m *Map, pos int, key uint64) uintptr {
-	d := m.dir.Load()
-	if pos >= len(d.levels) {
-		return 0
-	}
-	h := m.hash(key)
-	if uint(pos) < hotPositions {
-		return uintptr(unsafe.Pointer(m.hotTab(pos, h).Load()))
-	}
-	return uintptr(unsafe.Pointer(m.shardOf(d.levels[pos], h).tab.Load()))
+	return uintptr(unsafe.Pointer(m.hotTable(pos, m.hash(key))))
 }
 
 // WithSecret gives m the hash secret (k0, k1|1) in place of the process's.
