@@ -230,3 +230,60 @@ func TestIDMap_PlaceIsInsert(t *testing.T) {
 		}
 	}
 }
+
+// A map that shrinks as an id is dropped forgets that id: the smaller
+// table is built from the nodes and aliases, which must no longer name it.
+// Ids of nodes and aliases alike, dropped in order until the table has
+// shrunk to its floor.
+func TestIDMap_ShrinkForgetsTheDroppedID(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
+	ws.ids.floor = idBuckets(0)
+	ws.ids.alloc(ws.ids.floor)
+	put := func(k uint64, ni uint32) {
+		ws.reserveIDs(1)
+		ws.batch = []Block{{Hash: k}}
+		slot, _, found := ws.claimID(k, ws.idHash(k), 0)
+		if found {
+			t.Fatalf("id %x found before it was set", k)
+		}
+		ws.setID(slot, k, ni)
+		ws.node(ni).st++
+		ws.batch = nil
+	}
+	var ids []uint64
+	var nodes []uint32
+	for i := range 3000 {
+		k := r.Uint64() | 1
+		if i%3 == 2 {
+			put(k, nodes[r.IntN(len(nodes))]) // an alias of an earlier node
+		} else {
+			nodes = append(nodes, ws.newNode(node{pos: uint32(i)}))
+			put(k, nodes[len(nodes)-1])
+		}
+		ids = append(ids, k)
+	}
+	most, shrinks := len(ws.ids.b), 0
+	for d, k := range ids {
+		before := len(ws.ids.b)
+		if _, ok := ws.dropID(k); !ok {
+			t.Fatalf("dropID(%x): not found", k)
+		}
+		if len(ws.ids.b) < before {
+			shrinks++
+		}
+		if _, ok := ws.getID(k); ok {
+			t.Fatalf("drop %d (table %d → %d buckets): id %x still found", d, before, len(ws.ids.b), k)
+		}
+		if len(ws.ids.b) < before || d == len(ids)-1 {
+			seen := 0
+			ws.eachID(func(uint64, uint32) { seen++ })
+			if left := len(ids) - d - 1; seen != left || ws.ids.n != left {
+				t.Fatalf("drop %d: the map lists %d ids and counts %d, want %d", d, seen, ws.ids.n, left)
+			}
+		}
+	}
+	if shrinks == 0 || len(ws.ids.b) >= most {
+		t.Fatalf("the table never shrank (%d buckets, %d at most)", len(ws.ids.b), most)
+	}
+}

@@ -391,11 +391,23 @@ func (ws *State) dropID(k uint64) (uint32, bool) {
 	} else {
 		ws.node(ni).st &^= nodeOwnID
 	}
+	// Only now, with no node or alias naming k: a smaller table is built
+	// from them.
+	ws.shrinkIDs()
 	return ni, true
 }
 
+// shrinkIDs moves the map to a quarter of its table when it is left mostly
+// empty (and is past its floor, and no batch holds claims).
+func (ws *State) shrinkIDs() {
+	m := &ws.ids
+	if c := len(m.b); c > max(idShrinkAbove, m.floor) && m.n*16 < m.slots() && ws.batch == nil {
+		ws.idGrow(max(c/4, m.floor))
+	}
+}
+
 // idDelete empties slot s of the id of hash h and takes back the overflows
-// its insert counted; a table left mostly empty shrinks.
+// its insert counted.
 func (ws *State) idDelete(h uint64, s int) {
 	m := &ws.ids
 	m.n--
@@ -405,9 +417,6 @@ func (ws *State) idDelete(h uint64, s int) {
 		if m.b[b].over != 255 {
 			m.b[b].over--
 		}
-	}
-	if c := len(m.b); c > max(idShrinkAbove, m.floor) && m.n*16 < m.slots() && ws.batch == nil {
-		ws.idGrow(max(c/4, m.floor))
 	}
 }
 
