@@ -427,9 +427,23 @@ const idShrinkAbove = 64
 // growing.
 func (ws *State) reserveIDs(n int) {
 	if ws.ids.n+n > len(ws.ids.b)*idBucketFill {
-		ws.idGrow(idBuckets(ws.ids.n + n))
+		c := idBuckets(ws.ids.n + n)
+		if have := len(ws.ids.b); have < idQuadrupleBelow {
+			c = max(c, min(4*have, idQuadrupleBelow))
+		}
+		ws.idGrow(c)
 	}
 }
+
+// idQuadrupleBelow: a map of fewer buckets (16 KiB) grows 4× instead of 2×,
+// up to this size. Each growth moves every id, so doubling moves an id
+// one to two times over a worker's first thousands of blocks; skipping
+// every other small size removes a third of the moves (96 workers on the
+// trace from empty: growth 31.3M → 20.8M instructions a fill, 4% less
+// time). Workers past a few thousand blocks end at the size they did
+// (memory per block unchanged at 16 and 96 workers); workers of about a
+// thousand (256 workers on the trace) may end at twice it.
+const idQuadrupleBelow = 256
 
 // idGrow moves the map to a table of c buckets. It walks the nodes and the
 // aliases in order, not the old table: the table names a node by index, so
