@@ -233,8 +233,8 @@ func TestIDMap_PlaceIsInsert(t *testing.T) {
 
 // A map that shrinks as an id is dropped forgets that id: the smaller
 // table is built from the nodes and aliases, which must no longer name it.
-// Ids of nodes and aliases alike, dropped in order until the table has
-// shrunk to its floor.
+// Ids of nodes and aliases alike, 3,000 of them, all dropped in order
+// through the table's shrinks.
 func TestIDMap_ShrinkForgetsTheDroppedID(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
