@@ -909,21 +909,13 @@ func (t *table) find(key, h uint64) (uint64, bool) {
 	for o := t.home(h) * bucketSlots << 4; ; o = (o + 16*bucketSlots) & omask {
 		p := (*[2 * bucketSlots]uint64)(unsafe.Add(base, o))
 		k0, k1, k2, k3 := atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[2]), atomic.LoadUint64(&p[4]), atomic.LoadUint64(&p[6])
-		hit := b2u(k0 == key) | b2u(k1 == key)<<1 | b2u(k2 == key)<<2 | b2u(k3 == key)<<3
-		free := b2u(k0 == 0) | b2u(k1 == 0)<<1 | b2u(k2 == 0)<<2 | b2u(k3 == 0)<<3
+		hit := b2i(k0 == key) | b2i(k1 == key)<<1 | b2i(k2 == key)<<2 | b2i(k3 == key)<<3
+		free := b2i(k0 == 0) | b2i(k1 == 0)<<1 | b2i(k2 == 0)<<2 | b2i(k3 == 0)<<3
 		if stop := hit | free; stop != 0 {
-			j := uint64(bits.TrailingZeros64(stop))
-			return o>>4 + j, hit>>j&1 != 0
+			j := bits.TrailingZeros(uint(stop))
+			return o>>4 + uint64(j), hit>>j&1 != 0
 		}
 	}
-}
-
-// b2u is 1 for true, 0 for false, with no branch.
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Put sets the key's value; 0 deletes the key.
