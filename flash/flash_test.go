@@ -79,6 +79,20 @@ func FuzzFlashWider(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOpsWider(t, syncFactory, data) })
 }
 
+// FuzzFlashHints is FuzzFlash with capacity hints that differ by worker:
+// none, fewer blocks than the worker stores, and more (the id maps' floors,
+// the hinted nodes and the tables' reservations).
+func FuzzFlashHints(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
+	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))
+	hint := flash.WithWorkerCapacityOf(func(w flash.Worker) int { return []int{0, 3, 40, 5000}[w.ID%4] })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flashtest.FuzzOps(t, func(t testing.TB, cfg flash.Config) flash.Index {
+			return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), hint)
+		}, data)
+	})
+}
+
 func FuzzFlash(f *testing.F) {
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
 	f.Add([]byte("seed corpus: stores, removes and queries over a few prompts"))

@@ -1,8 +1,10 @@
 package flashtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -47,6 +49,8 @@ func (s *byteSource) done() bool { return s.end }
 // compares them after every query.
 type differential struct {
 	t       testing.TB
+	f       Factory
+	cfg     flash.Config
 	idx     flash.Index
 	pred    flash.Predictor // idx, when it records predictions
 	clk     clock
@@ -91,6 +95,7 @@ func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layou
 	c := d.clk.config(50)          // predictions of a few prompts fill it: blocks leave by the cap
 	c.MaxWorkers = 9 + lay.fillers // 9 for 12 random workers: ErrTooManyWorkers and slot reuse (wider frees 64 more)
 	c.MaxDepth = 400
+	d.f, d.cfg = f, c
 	d.idx, d.ref = f(t, c), model.New(c)
 	d.pred, _ = d.idx.(flash.Predictor)
 	t.Cleanup(func() { _ = d.idx.Close() })
@@ -158,6 +163,8 @@ func (d *differential) run(maxOps int) {
 			// Time moves; Flush makes each writer drop what expired.
 			d.clk.add(time.Duration(1 + d.src.intn(3)))
 			d.idx.Flush()
+		case op < 80:
+			d.snapshot()
 		default:
 			d.query(p)
 		}
@@ -270,6 +277,64 @@ func (d *differential) query(p Prompt) {
 	}
 	if a, b := d.idx.Stats(), d.ref.Stats(); a != b {
 		d.t.Fatalf("step %d: stats differ:\n got   %+v\n model %+v", d.step, a, b)
+	}
+}
+
+// snapshotter is an index that writes and loads snapshots.
+type snapshotter interface {
+	Dump(w io.Writer, workers ...flash.Worker) (int, error)
+	Restore(r io.Reader) error
+}
+
+// snapshot dumps the index (when it is a snapshotter), restores the
+// snapshot into a new index of the same configuration, and fails unless the
+// new one holds what the index holds: every worker's block count, and
+// every prompt's matches less their predictions (a snapshot holds none).
+func (d *differential) snapshot() {
+	src, ok := d.idx.(snapshotter)
+	if !ok {
+		return
+	}
+	d.idx.Flush()
+	var b bytes.Buffer
+	if _, err := src.Dump(&b); err != nil {
+		d.t.Fatalf("step %d: Dump: %v", d.step, err)
+	}
+	dst := d.f(d.t, d.cfg)
+	defer func() { _ = dst.Close() }()
+	if err := dst.(snapshotter).Restore(bytes.NewReader(b.Bytes())); err != nil {
+		d.t.Fatalf("step %d: Restore of the index's own snapshot: %v", d.step, err)
+	}
+	dst.Flush()
+	for _, w := range d.workers {
+		if a, b := dst.BlockCount(w), d.ref.BlockCount(w); a != b {
+			d.t.Fatalf("step %d: restored BlockCount(%v) = %d, model %d", d.step, w, a, b)
+		}
+	}
+	// The live index and the model answer each query too (their query
+	// counters move alike); the restored index answers with the model's
+	// matches less their predictions.
+	for _, p := range d.prompts {
+		q := flash.Query{Locals: p}
+		d.idx.FindMatches(q, &d.sc)
+		d.ref.FindMatches(q, &d.rsc)
+		d.sc.Sort()
+		d.rsc.Sort()
+		if !slices.Equal(d.sc.Matches, d.rsc.Matches) {
+			d.t.Fatalf("step %d: query of %d blocks:\n got   %v\n model %v", d.step, len(p), d.sc.Matches, d.rsc.Matches)
+		}
+		var want flash.Scores
+		for _, m := range d.rsc.Matches {
+			if n := m.Depth - m.Predicted; n > 0 {
+				want.Add(flash.Match{Worker: m.Worker, Depth: n, Tokens: n * d.cfg.BlockSize, Blocks: m.Blocks})
+			}
+		}
+		want.Sort()
+		dst.FindMatches(q, &d.sc)
+		d.sc.Sort()
+		if !slices.Equal(d.sc.Matches, want.Matches) {
+			d.t.Fatalf("step %d: restored index, query of %d blocks:\n got   %v\n want  %v", d.step, len(p), d.sc.Matches, want.Matches)
+		}
 	}
 }
 
