@@ -268,15 +268,21 @@ func (d *differential) query(p Prompt) {
 		qq.Seqs = q.Seq()
 	}
 	d.idx.Flush()
-	d.idx.FindMatches(qq, &d.sc)
-	d.ref.FindMatches(qq, &d.rsc)
+	d.sameMatches(qq)
+	if a, b := d.idx.Stats(), d.ref.Stats(); a != b {
+		d.t.Fatalf("step %d: stats differ:\n got   %+v\n model %+v", d.step, a, b)
+	}
+}
+
+// sameMatches asks the index and the model q, and fails unless they
+// answer alike; it leaves their answers, sorted, in d.sc and d.rsc.
+func (d *differential) sameMatches(q flash.Query) {
+	d.idx.FindMatches(q, &d.sc)
+	d.ref.FindMatches(q, &d.rsc)
 	d.sc.Sort()
 	d.rsc.Sort()
 	if !slices.Equal(d.sc.Matches, d.rsc.Matches) {
-		d.t.Fatalf("step %d: query of %d blocks (seqs=%v):\n got   %v\n model %v", d.step, len(q), qq.Seqs != nil, d.sc.Matches, d.rsc.Matches)
-	}
-	if a, b := d.idx.Stats(), d.ref.Stats(); a != b {
-		d.t.Fatalf("step %d: stats differ:\n got   %+v\n model %+v", d.step, a, b)
+		d.t.Fatalf("step %d: query of %d blocks (seqs=%v):\n got   %v\n model %v", d.step, len(q.Locals), q.Seqs != nil, d.sc.Matches, d.rsc.Matches)
 	}
 }
 
@@ -316,13 +322,7 @@ func (d *differential) snapshot() {
 	// matches less their predictions.
 	for _, p := range d.prompts {
 		q := flash.Query{Locals: p}
-		d.idx.FindMatches(q, &d.sc)
-		d.ref.FindMatches(q, &d.rsc)
-		d.sc.Sort()
-		d.rsc.Sort()
-		if !slices.Equal(d.sc.Matches, d.rsc.Matches) {
-			d.t.Fatalf("step %d: query of %d blocks:\n got   %v\n model %v", d.step, len(p), d.sc.Matches, d.rsc.Matches)
-		}
+		d.sameMatches(q)
 		var want flash.Scores
 		for _, m := range d.rsc.Matches {
 			if n := m.Depth - m.Predicted; n > 0 {
