@@ -2,6 +2,7 @@ package storefind
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -88,6 +89,12 @@ var stores = []store{
 			n.Store(wl, i, hint)
 		}
 	}, func(any) {}},
+	{"sketch", func(wl *Workload, hint int) any { return NewSketch(wl, hint) }, func(v any, wl *Workload, _ int) {
+		s := v.(*Sketch)
+		for i := range wl.Events {
+			s.Store(&wl.Events[i])
+		}
+	}, func(any) {}},
 }
 
 // liveHeap is the heap in use after a collection.
@@ -166,6 +173,37 @@ func BenchmarkStore(b *testing.B) {
 // their ratio (Flash ÷ map, of the summed times) and the median of the
 // rounds' ratios.
 func BenchmarkStorePair(b *testing.B) {
+	byTurns(b, stores[:2], func(b *testing.B, rate func(int) float64, ratio, median func(i, j int) float64) {
+		b.ReportMetric(rate(0), "flash-block-ops/s")
+		b.ReportMetric(rate(1), "map-block-ops/s")
+		b.ReportMetric(ratio(0, 1), "ratio")
+		b.ReportMetric(median(0, 1), "ratio-median")
+	})
+}
+
+// BenchmarkStoreSketch fills Flash, the nested map and the lean sketch by
+// turns, as BenchmarkStorePair does two of them (each round's first fill
+// rotating): block-ops/s of each, Flash ÷ map, Flash ÷ sketch and sketch ÷
+// map of the summed times, and the medians of the rounds' Flash ÷ map and
+// Flash ÷ sketch.
+func BenchmarkStoreSketch(b *testing.B) {
+	byTurns(b, stores[:3], func(b *testing.B, rate func(int) float64, ratio, median func(i, j int) float64) {
+		b.ReportMetric(rate(0), "flash-block-ops/s")
+		b.ReportMetric(rate(1), "map-block-ops/s")
+		b.ReportMetric(rate(2), "sketch-block-ops/s")
+		b.ReportMetric(ratio(0, 1), "flash/map")
+		b.ReportMetric(ratio(0, 2), "flash/sketch")
+		b.ReportMetric(ratio(2, 1), "sketch/map")
+		b.ReportMetric(median(0, 1), "flash/map-median")
+		b.ReportMetric(median(0, 2), "flash/sketch-median")
+	})
+}
+
+// byTurns runs the by-turns rounds of impls over the trace's workloads
+// and hands report their rates (block-ops/s over all rounds, by impl), the
+// ratio of i's rate to j's (of the summed times) and its median over the
+// rounds.
+func byTurns(b *testing.B, impls []store, report func(b *testing.B, rate func(int) float64, ratio, median func(i, j int) float64)) {
 	for _, w := range []int{16, 96, 256} {
 		for _, ev := range []string{"full", "delta"} {
 			for _, hinted := range []string{"no", "yes"} {
@@ -175,31 +213,35 @@ func BenchmarkStorePair(b *testing.B) {
 					if hinted == "yes" {
 						hint = wl.Capacity
 					}
-					var total [2]time.Duration
-					var ratios []float64
-					round := 0
+					total := make([]time.Duration, len(impls))
+					var rounds [][]time.Duration
 					for b.Loop() {
-						var took [2]time.Duration
-						for k := range 2 {
-							s := (k + round) % 2 // flash first on even rounds
-							v := stores[s].make(wl, hint)
+						took := make([]time.Duration, len(impls))
+						for k := range impls {
+							s := (k + len(rounds)) % len(impls) // the first rotates
+							v := impls[s].make(wl, hint)
 							runtime.GC()
 							t0 := time.Now()
-							stores[s].fill(v, wl, hint)
+							impls[s].fill(v, wl, hint)
 							took[s] = time.Since(t0)
-							stores[s].close(v)
+							impls[s].close(v)
 						}
-						total[0] += took[0]
-						total[1] += took[1]
-						ratios = append(ratios, took[1].Seconds()/took[0].Seconds())
-						round++
+						for s := range took {
+							total[s] += took[s]
+						}
+						rounds = append(rounds, took)
 					}
-					rate := func(d time.Duration) float64 { return float64(b.N*wl.Blocks) / d.Seconds() }
-					slices.Sort(ratios)
-					b.ReportMetric(rate(total[0]), "flash-block-ops/s")
-					b.ReportMetric(rate(total[1]), "map-block-ops/s")
-					b.ReportMetric(total[1].Seconds()/total[0].Seconds(), "ratio")
-					b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+					rate := func(s int) float64 { return float64(b.N*wl.Blocks) / total[s].Seconds() }
+					ratio := func(i, j int) float64 { return total[j].Seconds() / total[i].Seconds() }
+					median := func(i, j int) float64 {
+						r := make([]float64, len(rounds))
+						for k, t := range rounds {
+							r[k] = t[j].Seconds() / t[i].Seconds()
+						}
+						slices.Sort(r)
+						return r[len(r)/2]
+					}
+					report(b, rate, ratio, median)
 				})
 			}
 		}
@@ -244,24 +286,42 @@ func TestStoreFind_Agree(t *testing.T) {
 		for _, hint := range []int{0, wl.Capacity} {
 			ix := stores[0].build(wl, hint).(*flash.Indexer)
 			n := stores[1].build(wl, hint).(Naive)
-			var a, b flash.Scores
+			sk := stores[2].build(wl, hint).(*Sketch)
+			var a, b, c flash.Scores
 			for qi, q := range wl.Queries {
 				ix.FindMatches(q, &a)
 				n.Find(q, &b)
-				got, want := depths(a), depths(b)
-				if len(got) != len(want) {
+				sk.Find(q, &c)
+				want := depths(b)
+				if got := depths(a); !maps.Equal(got, want) {
 					t.Fatalf("delta=%v hint=%d query %d: flash %v, map %v", delta, hint, qi, got, want)
 				}
-				for w, d := range want {
-					if got[w] != d {
-						t.Fatalf("delta=%v hint=%d query %d: flash %v, map %v", delta, hint, qi, got, want)
-					}
+				if got := depths(c); !maps.Equal(got, want) {
+					t.Fatalf("delta=%v hint=%d query %d: sketch %v, map %v", delta, hint, qi, got, want)
 				}
 			}
 			if st := ix.Stats(); st.BlocksStored != uint64(wl.Pairs) {
 				t.Fatalf("delta=%v: %d blocks stored, want %d", delta, st.BlocksStored, wl.Pairs)
 			}
 			ix.Close()
+		}
+	}
+}
+
+// The sketch past 64 workers (sets in rows of a bit array) answers as the
+// nested map does.
+func TestSketch_Wide(t *testing.T) {
+	wl := workload(t, 96, false)
+	for _, hint := range []int{0, wl.Capacity} {
+		n := stores[1].build(wl, hint).(Naive)
+		sk := stores[2].build(wl, hint).(*Sketch)
+		var b, c flash.Scores
+		for qi, q := range wl.Queries {
+			n.Find(q, &b)
+			sk.Find(q, &c)
+			if got, want := depths(c), depths(b); !maps.Equal(got, want) {
+				t.Fatalf("hint=%d query %d: sketch %v, map %v", hint, qi, got, want)
+			}
 		}
 	}
 }
