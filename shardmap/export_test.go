@@ -1,6 +1,9 @@
 package shardmap
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Degenerate makes every key hash alike: one shard, one probe cluster.
 func Degenerate(m *Map) { m.k1 = 0 }
@@ -77,4 +80,24 @@ func WithSecret(m *Map, k0, k1 uint64) *Map {
 // TableOf names the table that holds key at pos now.
 func TableOf(m *Map, pos int, key uint64) uintptr {
 	return uintptr(unsafe.Pointer(m.shardOf(m.level(pos), m.hash(key)).tab.Load()))
+}
+
+// CheckBuckets returns an error when a bucket of one of m's tables holds a
+// key after an empty slot: find relies on every bucket's keys filling a
+// prefix of its slots.
+func CheckBuckets(m *Map) error {
+	for pos, lv := range m.dir.Load().levels {
+		for i := range lv.shards {
+			t := lv.shards[i].tab.Load()
+			if t == nil {
+				continue
+			}
+			for s := uint64(0); s <= t.mask; s++ {
+				if s%bucketSlots != 0 && *t.key(s) != 0 && *t.key(s - 1) == 0 {
+					return fmt.Errorf("position %d, shard %d: slot %d holds a key after an empty slot", pos, i, s)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -64,6 +64,9 @@ func runModel(t testing.TB, m *shardmap.Map, next func(int) int, steps int) {
 			if s := m.Stats(); s.Keys != len(ref) {
 				t.Fatalf("step %d: Stats.Keys = %d, want %d", step, s.Keys, len(ref))
 			}
+			if err := shardmap.CheckBuckets(m); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
 		}
 	}
 	if m.Get(1000, 5) != 0 {
