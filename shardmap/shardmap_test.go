@@ -853,6 +853,69 @@ func TestMap_ExclusiveOr(t *testing.T) {
 // calls nothing, or puts mk's value into an absent or deleted key (key 0
 // and positions past the inline ones included) and returns 0, calling mk
 // once.
+// ExclusiveOrRun sets a mask in each key of a run, at consecutive
+// positions, up to the first key that has a bit of it, as ExclusiveOr one
+// key at a time would: runs that cross the inline positions, that fill
+// tables (which grow), that hold the key 0, that are longer than the
+// stores it gathers, and keys deleted between runs.
+func TestMap_ExclusiveOrRun(t *testing.T) {
+	for _, bits := range []uint{0, 3} {
+		r := rand.New(rand.NewPCG(33, uint64(bits)))
+		m := shardmap.New(shardmap.WithShardBits(bits))
+		ref := map[pk]uint64{}
+		var keys []shardmap.Key
+		for step := 0; step < 6000; step++ {
+			pos := []int{0, 1, 5, 1000, 1020, 1500}[r.IntN(6)]
+			n := r.IntN(80)
+			mask := uint64(1) << r.IntN(3)
+			keys = keys[:0]
+			for i := range n {
+				key := uint64(r.IntN(400))
+				if r.IntN(50) == 0 {
+					key = 0
+				}
+				if r.IntN(3) == 0 && i > 0 {
+					key = keys[i-1].K // often the same sequence hash again
+				}
+				keys = append(keys, m.Key(key))
+			}
+			want := n
+			for i, k := range keys {
+				if ref[pk{pos + i, k.K}]&mask != 0 {
+					want = i
+					break
+				}
+			}
+			if got := m.ExclusiveOrRun(pos, keys, mask); got != want {
+				t.Fatalf("step %d: ExclusiveOrRun at %d of %d keys = %d, want %d", step, pos, n, got, want)
+			}
+			for i := range want {
+				ref[pk{pos + i, keys[i].K}] |= mask
+			}
+			for range r.IntN(20) {
+				k := pk{pos + r.IntN(max(n, 1)), uint64(r.IntN(400))}
+				l := m.Exclusive(k.pos, k.key)
+				l.Put(0)
+				l.Unlock()
+				delete(ref, k)
+			}
+			if step%200 == 0 {
+				for k, v := range ref {
+					if got := m.Get(k.pos, k.key); got != v {
+						t.Fatalf("step %d: Get(%d, %d) = %x, want %x", step, k.pos, k.key, got, v)
+					}
+				}
+				if st := m.Stats(); st.Keys != len(ref) {
+					t.Fatalf("step %d: %d live keys, want %d", step, st.Keys, len(ref))
+				}
+				if err := shardmap.CheckBuckets(m); err != nil {
+					t.Fatalf("step %d: %v", step, err)
+				}
+			}
+		}
+	}
+}
+
 func TestMap_ExclusiveGetOrPut(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	m := shardmap.New(shardmap.WithShardBits(0))

@@ -43,8 +43,12 @@ type Owner struct {
 	Gone      []Content
 
 	pending []pendingBlock // one event's validated blocks
-	pos     int            // the validated event's first position
-	parent  uint32         // and its parent node + 1
+	// keys are their sequence hashes, hashed for the shared table, apart
+	// from pending so that Commit hands a run of them to the table in one
+	// call (shardmap.Map.ExclusiveOrRun).
+	keys   []shardmap.Key
+	pos    int    // the validated event's first position
+	parent uint32 // and its parent node + 1
 	// tab and bit are the committing worker's plane's table and its bit
 	// in that table's sets (entry.Writer.Plane), set once an event.
 	tab   *shardmap.Map
@@ -63,8 +67,7 @@ type Content struct {
 }
 
 type pendingBlock struct {
-	key  shardmap.Key // the sequence hash, hashed for the shared table
-	node uint32       // the worker's node of a duplicate
+	node uint32 // the worker's node of a duplicate
 	dup  bool
 	slot *uint32 // a new block's engine id's value word in the worker's map (claimID)
 	idh  uint64  // the engine id's hash in the worker's map
@@ -94,12 +97,24 @@ func (o *Owner) ReserveScratch(n int) {
 		p := make([]pendingBlock, n)
 		copy(p, o.pending[:cap(o.pending)])
 		o.pending = p
+		k := make([]shardmap.Key, n)
+		copy(k, o.keys[:cap(o.keys)])
+		o.keys = k
+	}
+}
+
+// scratch makes the batch scratch hold n blocks.
+func (o *Owner) scratch(n int) {
+	if cap(o.pending) < n {
+		c := scratchSize(n, cap(o.pending))
+		o.pending, o.keys = make([]pendingBlock, c), make([]shardmap.Key, c)
 	}
 }
 
 // TrimScratch releases scratch buffers that one large event grew.
 func (o *Owner) TrimScratch() {
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)
+	o.keys = Shed(o.keys, keepScratch)
 	o.Gone = Shed(o.Gone[:0], keepScratch)
 	o.checkKids, o.checkOver = Shed(o.checkKids, 1<<20), Shed(o.checkOver, 1<<20)
 }

@@ -330,10 +330,8 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	if pos+len(blocks) > maxDepth {
 		return ErrTooDeep
 	}
-	if cap(o.pending) < len(blocks) {
-		o.pending = make([]pendingBlock, scratchSize(len(blocks), cap(o.pending)))
-	}
-	pending := o.pending[:len(blocks)]
+	o.scratch(len(blocks))
+	pending, keys := o.pending[:len(blocks)], o.keys[:len(blocks)]
 	prefetch := len(blocks) >= prefetchFrom
 	// The worker's plane's table, for the prefetches (a new worker's slot
 	// comes after validation: plane 0's, a guess).
@@ -368,7 +366,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 			ptab.PrefetchTable(pos+i, key)
 		}
 		slot, v, found := ws.claimID(b.Hash, pending[i].idh, i)
-		pending[i].key, pending[i].slot, pending[i].dup = key, slot, false
+		keys[i], pending[i].slot, pending[i].dup = key, slot, false
 		if found {
 			// The same engine id twice in one batch, or an id the worker
 			// has for another content.
@@ -382,8 +380,8 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		}
 	}
 	if prefetch {
-		for i := range pending {
-			ptab.PrefetchBucket(pos+i, pending[i].key)
+		for i := range keys {
+			ptab.PrefetchBucket(pos+i, keys[i])
 		}
 	}
 	o.pos, o.parent = pos, par
@@ -397,40 +395,49 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 	ws.batch = nil // the caller's: not kept
 	tab, b := o.W.Plane(ws.Slot)
 	o.tab, o.bit = tab, 1<<b
-	pending := o.pending[:len(blocks)]
+	pending, keys := o.pending[:len(blocks)], o.keys[:len(blocks)]
 	i := 0
 	if !ws.complex && o.W.Direct() {
 		// storeBlock's common case, written out: a simple worker, alone on
-		// its one-word sets. A block whose bit is set already (a second
-		// engine id for content the worker holds) goes to storeBlock, which
-		// finds the bit again and makes the worker complex.
+		// its one-word sets. The table sets the worker's bit for a run of
+		// blocks in one call, up to a block whose bit it has: a
+		// duplicate (held already, so its bit is set), or a second engine
+		// id for content the worker holds, which goes to storeBlock, where
+		// the bit is found again and the worker made complex. Then the
+		// run's nodes are written, with no call.
 		// pp is the parent's node when the block before made it (nil:
 		// look it up), as it is for all but a batch's first block.
 		var pp *node
-		for ; i < len(pending); i++ {
-			p := &pending[i]
-			if p.dup {
-				parent, pp = p.node+1, nil
+		for i < len(pending) {
+			if pending[i].dup {
+				parent, pp = pending[i].node+1, nil
+				i++
 				continue
 			}
-			if tab.ExclusiveOrKey(pos+i, p.key, o.bit)&o.bit != 0 {
+			run := i + tab.ExclusiveOrRun(pos+i, keys[i:], o.bit)
+			for ; i < run; i++ {
+				ni, np := ws.nextFresh()
+				if np == nil {
+					ni = ws.newNode(node{seq: keys[i].K, ext: blocks[i].Hash, pos: uint32(pos + i), parent: parent, st: 1 | nodeOwnID | nodeAttached})
+					np = ws.node(ni)
+				} else {
+					// newNode's common case, written out.
+					np.seq, np.ext, np.pos, np.parent = keys[i].K, blocks[i].Hash, uint32(pos+i), parent
+					np.kids, np.st = 0, 1|nodeOwnID|nodeAttached|nodeLive
+					if parent != 0 {
+						if pp == nil {
+							pp = ws.node(parent - 1)
+						}
+						pp.kids++
+					}
+				}
+				*pending[i].slot = ni
+				stored++
+				parent, pp = ni+1, np
+			}
+			if i < len(pending) && !pending[i].dup {
 				break
 			}
-			stored++
-			n := node{seq: p.key.K, ext: blocks[i].Hash, pos: uint32(pos + i), parent: parent, st: 1 | nodeOwnID | nodeAttached | nodeLive}
-			ni, np := ws.nextFresh()
-			if np == nil {
-				ni = ws.newNode(n)
-				np = ws.node(ni)
-			} else if *np = n; parent != 0 {
-				// newNode's common case, written out.
-				if pp == nil {
-					pp = ws.node(parent - 1)
-				}
-				pp.kids++
-			}
-			*p.slot = ni
-			parent, pp = ni+1, np
 		}
 	}
 	for ; i < len(pending); i++ {
@@ -440,7 +447,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 			continue
 		}
 		stored++
-		ni := o.storeBlock(ws, blocks[i].Hash, uint32(pos+i), p.key, parent, p.slot)
+		ni := o.storeBlock(ws, blocks[i].Hash, uint32(pos+i), keys[i], parent, p.slot)
 		parent = ni + 1
 	}
 	return stored, len(blocks) - stored
