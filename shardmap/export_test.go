@@ -39,7 +39,7 @@ func PrefetchAddrs(m *Map, pos int, key uint64) (table, bucket, wantTable, wantB
 	if t := m.hotTable(pos, m.hash(key)); t != nil {
 		table = uintptr(unsafe.Pointer(t))
 	}
-	bucket = m.bucketAddr(pos, m.hash(key))
+	bucket = m.BucketAddr(pos, m.Key(key))
 	d := m.dir.Load()
 	if pos >= len(d.levels) {
 		return

@@ -1220,8 +1220,13 @@ func (m *Map) PrefetchTable(pos int, k Key) {
 	}
 }
 
-// bucketAddr is the address of the bucket where a key of hash h at pos is
-// probed first, or 0 (no table, or past the inline positions).
+// BucketAddr is the address of the bucket where k at pos is probed first,
+// or 0 (no table, or past the inline positions): what PrefetchBucket asks
+// for. It inlines, for a writer that gathers a batch's addresses and
+// prefetches them in one call. It reads nothing but the table's header.
+func (m *Map) BucketAddr(pos int, k Key) uintptr { return m.bucketAddr(pos, k.H) }
+
+// bucketAddr is BucketAddr of a key of hash h.
 func (m *Map) bucketAddr(pos int, h uint64) uintptr {
 	if t := m.hotTable(pos, h); t != nil {
 		return uintptr(t.base) + uintptr(t.home(h)*16*bucketSlots)

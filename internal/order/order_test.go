@@ -10,9 +10,12 @@ import (
 // A prefetch of any address, mapped or not, neither faults nor writes.
 func TestPrefetch_AnyAddress(t *testing.T) {
 	x := []uint64{1, 2, 3}
-	for _, a := range []uintptr{0, 1, ^uintptr(0), uintptr(unsafe.Pointer(&x[1]))} {
+	addrs := []uintptr{0, 1, ^uintptr(0), uintptr(unsafe.Pointer(&x[1]))}
+	for _, a := range addrs {
 		Prefetch(a)
 	}
+	PrefetchAll(addrs)
+	PrefetchAll(addrs[:0])
 	if x[0] != 1 || x[1] != 2 || x[2] != 3 {
 		t.Fatalf("prefetch changed memory: %v", x)
 	}
@@ -45,6 +48,8 @@ func TestStores_ZeroAllocs(t *testing.T) {
 		Publish(&w, 2)
 		Init(&w, 3)
 		Prefetch(uintptr(unsafe.Pointer(&w)))
+		a := [2]uintptr{uintptr(unsafe.Pointer(&w)), 0}
+		PrefetchAll(a[:])
 	}); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}

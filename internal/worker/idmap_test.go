@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // A worker's id map against a Go map, through what the write path does:
@@ -21,6 +22,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 		ws.ids.alloc(ws.ids.floor)
 		ref := map[uint64]uint32{}
 		var nodes []uint32 // live nodes
+		claims, home := 0, 0 // new ids, and those in the line idAddr names
 		for step := 0; step < 4000; step++ {
 			switch op := r.IntN(10); {
 			case op < 5: // a batch
@@ -53,6 +55,11 @@ func TestIDMap_RandomOps(t *testing.T) {
 						t.Fatalf("step %d: claim finds an id never set", step)
 					default:
 						slots, fresh = append(slots, slot), append(fresh, i)
+						// Prepare prefetches the line at idAddr for it.
+						claims++
+						if a := uintptr(unsafe.Pointer(slot)); a >= ws.idAddr(ws.idHash(b.Hash)) && a < ws.idAddr(ws.idHash(b.Hash))+64 {
+							home++
+						}
 					}
 				}
 				if r.IntN(4) == 0 {
@@ -113,6 +120,9 @@ func TestIDMap_RandomOps(t *testing.T) {
 					t.Fatalf("step %d: eachID gives %d ids, want %d", step, seen, len(ref))
 				}
 			}
+		}
+		if !degenerate && home < claims*9/10 {
+			t.Fatalf("%d of %d new ids in the line idAddr names", home, claims)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/order"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -510,9 +509,8 @@ func (ws *State) eachID(f func(k uint64, node uint32)) {
 	}
 }
 
-// prefetchID asks the CPU for the bucket where the id of hash h is probed
-// first.
-func (ws *State) prefetchID(h uint64) {
-	b := h & ws.ids.bmask
-	order.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(b)*unsafe.Sizeof(idBucket{}))
+// idAddr is the address of the bucket where the id of hash h is probed
+// first, for a prefetch.
+func (ws *State) idAddr(h uint64) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(h&ws.ids.bmask)*unsafe.Sizeof(idBucket{})
 }

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/internal/order"
 	"github.com/flashindexer/flashindexer/internal/pages"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
@@ -331,7 +332,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		return ErrTooDeep
 	}
 	o.scratch(len(blocks))
-	pending, keys := o.pending[:len(blocks)], o.keys[:len(blocks)]
+	pending, keys, addrs := o.pending[:len(blocks)], o.keys[:len(blocks)], o.addrs[:len(blocks)]
 	prefetch := len(blocks) >= prefetchFrom
 	// The worker's plane's table, for the prefetches (a new worker's slot
 	// comes after validation: plane 0's, a guess).
@@ -343,8 +344,9 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		for i, b := range blocks {
 			h := ws.idHash(b.Hash)
 			pending[i].idh = h
-			ws.prefetchID(h)
+			addrs[i] = ws.idAddr(h)
 		}
+		order.PrefetchAll(addrs)
 	} else {
 		for i, b := range blocks {
 			pending[i].idh = ws.idHash(b.Hash)
@@ -381,8 +383,9 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	}
 	if prefetch {
 		for i := range keys {
-			ptab.PrefetchBucket(pos+i, keys[i])
+			addrs[i] = ptab.BucketAddr(pos+i, keys[i])
 		}
+		order.PrefetchAll(addrs)
 	}
 	o.pos, o.parent = pos, par
 	return nil
