@@ -136,8 +136,12 @@ func TestIDMap_MatchTags(t *testing.T) {
 		var tags [idBucketSlots]uint8
 		for j := range tags {
 			tags[j] = uint8(r.IntN(256))
-			if r.IntN(2) == 0 {
+			switch r.IntN(4) {
+			case 0, 1:
 				tags[j] = tags[r.IntN(j+1)] // repeats
+			case 2:
+				// Free slots, and the bytes whose tests borrow or carry.
+				tags[j] = []uint8{0, 0, 1, 0x7F, 0x80, 0x81, 0xFF}[r.IntN(7)]
 			}
 		}
 		bk.over = uint8(r.IntN(256))

@@ -189,6 +189,22 @@ func (ws *State) newNode(n node) uint32 {
 	return i
 }
 
+// freshNodes takes up to n nodes never used, consecutive in one chunk,
+// when no node is free and the chunk is made, and returns the first's
+// index and the nodes; else it takes none.
+func (ws *State) freshNodes(n int) (uint32, []node) {
+	i := ws.n
+	if ci := int(i >> nodeChunkBits); ws.freed == 0 && ci < len(ws.chunks) {
+		ch := ws.chunks[ci]
+		if off := int(i & (1<<nodeChunkBits - 1)); off < len(ch) {
+			ch = ch[off:min(len(ch), off+n)]
+			ws.n += uint32(len(ch))
+			return i, ch
+		}
+	}
+	return 0, nil
+}
+
 // nextFresh takes the next node never used and returns it, when no node
 // is free and its chunk is made (newNode's common case, inlined); else it
 // takes nothing and returns nil.
@@ -418,25 +434,28 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 				continue
 			}
 			run := i + tab.ExclusiveOrRun(pos+i, keys[i:], o.bit)
-			for ; i < run; i++ {
-				ni, np := ws.nextFresh()
-				if np == nil {
+			for i < run {
+				ni, ns := ws.freshNodes(run - i)
+				if len(ns) == 0 {
 					ni = ws.newNode(node{seq: keys[i].K, ext: blocks[i].Hash, pos: uint32(pos + i), parent: parent, st: 1 | nodeOwnID | nodeAttached})
-					np = ws.node(ni)
-				} else {
-					// newNode's common case, written out.
-					np.seq, np.ext, np.pos, np.parent = keys[i].K, blocks[i].Hash, uint32(pos+i), parent
-					np.kids, np.st = 0, 1|nodeOwnID|nodeAttached|nodeLive
-					if parent != 0 {
-						if pp == nil {
-							pp = ws.node(parent - 1)
-						}
-						pp.kids++
-					}
+					*pending[i].slot = ni
+					stored++
+					parent, pp = ni+1, ws.node(ni)
+					i++
+					continue
 				}
-				*pending[i].slot = ni
-				stored++
-				parent, pp = ni+1, np
+				// newNode's common case, written out for a run of fresh
+				// nodes, each the parent of the next.
+				if parent != 0 {
+					if pp == nil {
+						pp = ws.node(parent - 1)
+					}
+					pp.kids++
+				}
+				freshRun(ns, keys[i:], blocks[i:], pending[i:], uint32(pos+i), ni, parent)
+				parent, pp = ni+uint32(len(ns)), &ns[len(ns)-1]
+				stored += len(ns)
+				i += len(ns)
 			}
 			if i < len(pending) && !pending[i].dup {
 				break
@@ -454,6 +473,25 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 		parent = ni + 1
 	}
 	return stored, len(blocks) - stored
+}
+
+// freshRun writes fresh nodes ns (node ni, ni+1, …) for the blocks of
+// keys, blocks and pending (their first len(ns)), from position pos, each
+// the parent of the next and the first under node parent-1; and gives
+// each block's engine id its node. Apart from Commit, whose loop keeps
+// more than the registers hold, its loop keeps what it needs in them.
+func freshRun(ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
+	keys, blocks, pending = keys[:len(ns)], blocks[:len(ns)], pending[:len(ns)]
+	for k := range ns {
+		np := &ns[k]
+		np.seq, np.ext, np.pos, np.parent = keys[k].K, blocks[k].Hash, pos, parent
+		np.kids, np.st = 1, 1|nodeOwnID|nodeAttached|nodeLive
+		*pending[k].slot = ni
+		parent = ni + 1
+		ni++
+		pos++
+	}
+	ns[len(ns)-1].kids = 0
 }
 
 // unclaim gives back the engine ids that validation claimed for blocks
