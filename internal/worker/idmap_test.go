@@ -21,7 +21,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 		ws.ids.floor = idBuckets(0)
 		ws.ids.alloc(ws.ids.floor)
 		ref := map[uint64]uint32{}
-		var nodes []uint32 // live nodes
+		var nodes []uint32   // live nodes
 		claims, home := 0, 0 // new ids, and those in the line idAddr names
 		for step := 0; step < 4000; step++ {
 			switch op := r.IntN(10); {
