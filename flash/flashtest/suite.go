@@ -298,6 +298,15 @@ var cases = []testCase{
 		x.remove(W(1), 101, 100)
 		x.blocks(W(1), 5)
 		x.expect(Concat(p, q[:2]), map[flash.Worker]int{W(1): 5})
+		// Rejected at its first block (an engine id held at another
+		// place), with new ids after it: none of them stays either.
+		r := Seqs(3, 2)
+		c := []flash.Block{{Hash: p.Hash(1, 0), Local: L(77)}, {Hash: 102, Local: r[0]}, {Hash: 103, Local: r[1]}}
+		x.reject(flash.StoredEvent(W(1), c...), flash.ErrHashConflict)
+		x.blocks(W(1), 5)
+		x.apply(flash.StoredEvent(W(1), c[1:]...))
+		x.blocks(W(1), 7)
+		x.expect(r, map[flash.Worker]int{W(1): 2})
 	}},
 	{"repeat_in_large_batch_rejected", func(t testing.TB, f Factory) {
 		// Batches of every size class an index may treat apart, each with

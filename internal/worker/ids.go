@@ -329,6 +329,34 @@ func (ws *State) claimID(k, h uint64, i int) (slot *uint32, v uint32, found bool
 	return m.at(ws.idInsert(h, v)), v, false
 }
 
+// claimAll claims the engine id of each of blocks (ws.batch) in order,
+// whose hashes pending holds (idh), as claimID does: a new id's slot goes
+// in its block's slot, and a block whose id the worker has (or the batch
+// claimed before) is a dup, with the value claimID found in node. The
+// common claim, a new id whose home bucket has room and no other id of
+// its tag, is written out: a call to claimID a block cost the loop its
+// registers.
+func (ws *State) claimAll(blocks []Block, pending []pendingBlock) {
+	m := &ws.ids
+	pending = pending[:len(blocks)]
+	for i, b := range blocks {
+		p := &pending[i]
+		if h := p.idh; b.Hash != 0 {
+			bk := &m.b[h&m.bmask]
+			if tag := idTag(h); bk.over == 0 && bk.match(tag) == 0 {
+				if j := bk.firstFree(); j < idBucketSlots {
+					m.n++
+					bk.put(j, tag, idClaim|uint32(i))
+					p.slot, p.dup = &bk.vals[j], false
+					continue
+				}
+			}
+		}
+		slot, v, found := ws.claimID(b.Hash, p.idh, i)
+		p.slot, p.dup, p.node = slot, found, v
+	}
+}
+
 // setID makes id k, claimed at slot, an id of node ni: the node's own when
 // it has no id yet, else an alias.
 func (ws *State) setID(slot *uint32, k uint64, ni uint32) {
