@@ -837,15 +837,25 @@ func TestMap_ExclusiveOr(t *testing.T) {
 		}
 		ref[k] |= mask
 		if step%1000 == 0 {
-			for k, v := range ref {
-				if got := m.Get(k.pos, k.key); got != v {
-					t.Fatalf("step %d: Get(%d, %d) = %x, want %x", step, k.pos, k.key, got, v)
-				}
-			}
-			if st := m.Stats(); st.Keys != len(ref) {
-				t.Fatalf("step %d: %d live keys, want %d", step, st.Keys, len(ref))
-			}
+			checkRef(t, m, ref, step)
 		}
+	}
+}
+
+// checkRef checks that m holds the values of ref, and only its keys, and
+// that its buckets fill their slots from the first.
+func checkRef(t *testing.T, m *shardmap.Map, ref map[pk]uint64, step int) {
+	t.Helper()
+	for k, v := range ref {
+		if got := m.Get(k.pos, k.key); got != v {
+			t.Fatalf("step %d: Get(%d, %d) = %x, want %x", step, k.pos, k.key, got, v)
+		}
+	}
+	if st := m.Stats(); st.Keys != len(ref) {
+		t.Fatalf("step %d: %d live keys, want %d", step, st.Keys, len(ref))
+	}
+	if err := shardmap.CheckBuckets(m); err != nil {
+		t.Fatalf("step %d: %v", step, err)
 	}
 }
 
@@ -900,17 +910,7 @@ func TestMap_ExclusiveOrRun(t *testing.T) {
 				delete(ref, k)
 			}
 			if step%200 == 0 {
-				for k, v := range ref {
-					if got := m.Get(k.pos, k.key); got != v {
-						t.Fatalf("step %d: Get(%d, %d) = %x, want %x", step, k.pos, k.key, got, v)
-					}
-				}
-				if st := m.Stats(); st.Keys != len(ref) {
-					t.Fatalf("step %d: %d live keys, want %d", step, st.Keys, len(ref))
-				}
-				if err := shardmap.CheckBuckets(m); err != nil {
-					t.Fatalf("step %d: %v", step, err)
-				}
+				checkRef(t, m, ref, step)
 			}
 		}
 	}
