@@ -1224,12 +1224,9 @@ func (m *Map) PrefetchTable(pos int, k Key) {
 // or 0 (no table, or past the inline positions): what PrefetchBucket asks
 // for. It inlines, for a writer that gathers a batch's addresses and
 // prefetches them in one call. It reads nothing but the table's header.
-func (m *Map) BucketAddr(pos int, k Key) uintptr { return m.bucketAddr(pos, k.H) }
-
-// bucketAddr is BucketAddr of a key of hash h.
-func (m *Map) bucketAddr(pos int, h uint64) uintptr {
-	if t := m.hotTable(pos, h); t != nil {
-		return uintptr(t.base) + uintptr(t.home(h)*16*bucketSlots)
+func (m *Map) BucketAddr(pos int, k Key) uintptr {
+	if t := m.hotTable(pos, k.H); t != nil {
+		return uintptr(t.base) + uintptr(t.home(k.H)*16*bucketSlots)
 	}
 	return 0
 }
@@ -1237,7 +1234,7 @@ func (m *Map) bucketAddr(pos int, h uint64) uintptr {
 // PrefetchBucket asks the CPU for the bucket where k at pos is probed
 // first.
 func (m *Map) PrefetchBucket(pos int, k Key) {
-	if a := m.bucketAddr(pos, k.H); a != 0 {
+	if a := m.BucketAddr(pos, k); a != 0 {
 		order.Prefetch(a)
 	}
 }

@@ -57,7 +57,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 						slots, fresh = append(slots, slot), append(fresh, i)
 						// Prepare prefetches the line at idAddr for it.
 						claims++
-						if a := uintptr(unsafe.Pointer(slot)); a >= ws.idAddr(ws.idHash(b.Hash)) && a < ws.idAddr(ws.idHash(b.Hash))+64 {
+						if a, line := uintptr(unsafe.Pointer(slot)), ws.idAddr(ws.idHash(b.Hash)); a >= line && a < line+64 {
 							home++
 						}
 					}
