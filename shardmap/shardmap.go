@@ -776,51 +776,71 @@ func (m *Map) ExclusiveOrKey(pos int, k Key, mask uint64) uint64 {
 // in order (m.Key made them), up to the first whose value holds a bit of
 // mask already, which it leaves as it is; it returns how many it set. One
 // writer storing a run of blocks (consecutive positions) makes one call,
-// whose loop finds each key's table ready nearly always and probes it with
-// no call; a call per key cost the caller's loop its registers, spilled
-// and reloaded around it (Go's calls keep none). Building the trace's
-// index with capacity hints at 16 workers: about 25 instructions less a
-// stored block.
+// whose loop (orReady) finds each key's table ready nearly always and
+// probes it with no call; a call per key cost the caller's loop its
+// registers, spilled and reloaded around it (Go's calls keep none), and so
+// does a call in the loop: the keys orReady leaves take the general path
+// here, outside it. Building the trace's index with capacity hints at 16
+// workers: about 25 instructions less a stored block than a call a key,
+// and 4 less again with the general path out of the loop.
 func (m *Map) ExclusiveOrRun(pos int, keys []Key, mask uint64) int {
-	ready := min(len(m.dir.Load().levels), hotPositions) - pos
-	for i, k := range keys {
-		if i < ready && k.K != 0 {
-			if t := m.hotTab(pos+i, k.H).Load(); t != nil {
-				// find, written out, with the value.
-				var j, old uint64
-				var ok bool
-				base, omask := t.base, t.mask<<4
-				for o := t.home(k.H) * bucketSlots << 4; ; o = (o + 16*bucketSlots) & omask {
-					b := (*bucket)(unsafe.Add(base, o))
-					f := b.empty()
-					if s := b.slot(k.K, f); s < bucketSlots {
-						j, old, ok = o>>4+s, b.value(k.K), s != f
-						break
-					}
-				}
-				if ok {
-					if old&mask != 0 {
-						return i
-					}
-					order.Publish(t.val(j), old|mask)
-					t.live += b2i(old == 0)
-					continue
-				}
-				if (t.used+1)*4 <= t.capacity()*3 {
-					initWord(t.val(j), mask)
-					order.Publish(t.key(j), k.K) // the value is in place first
-					t.used++
-					t.live++
-					continue
-				}
-			}
-		}
-		if m.ExclusiveOrKeyUnless(pos+i, k, mask, mask)&mask != 0 {
+	i := 0
+	for {
+		n, held := m.orReady(pos+i, keys[i:], mask)
+		if i += n; held || i == len(keys) {
 			return i
 		}
-		ready = min(len(m.dir.Load().levels), hotPositions) - pos
+		if m.ExclusiveOrKeyUnless(pos+i, keys[i], mask, mask)&mask != 0 {
+			return i
+		}
+		i++
 	}
-	return len(keys)
+}
+
+// orReady is ExclusiveOrRun's loop for the keys whose tables are ready and
+// have room, which are nearly all: it stops at the first key that is not
+// one (0, its table not made, or full), and returns its index and false,
+// or at the first whose value holds a bit of mask, and returns its index
+// and true.
+func (m *Map) orReady(pos int, keys []Key, mask uint64) (int, bool) {
+	ready := min(len(m.dir.Load().levels), hotPositions) - pos
+	for i, k := range keys {
+		if i >= ready || k.K == 0 {
+			return i, false
+		}
+		t := m.hotTab(pos+i, k.H).Load()
+		if t == nil {
+			return i, false
+		}
+		// find, written out, with the value.
+		var j, old uint64
+		var ok bool
+		base, omask := t.base, t.mask<<4
+		for o := t.home(k.H) * bucketSlots << 4; ; o = (o + 16*bucketSlots) & omask {
+			b := (*bucket)(unsafe.Add(base, o))
+			f := b.empty()
+			if s := b.slot(k.K, f); s < bucketSlots {
+				j, old, ok = o>>4+s, b.value(k.K), s != f
+				break
+			}
+		}
+		switch {
+		case ok:
+			if old&mask != 0 {
+				return i, true
+			}
+			order.Publish(t.val(j), old|mask)
+			t.live += b2i(old == 0)
+		case (t.used+1)*4 <= t.capacity()*3:
+			initWord(t.val(j), mask)
+			order.Publish(t.key(j), k.K) // the value is in place first
+			t.used++
+			t.live++
+		default:
+			return i, false
+		}
+	}
+	return len(keys), false
 }
 
 // ExclusiveOrKeyUnless is ExclusiveOrKey that leaves a value holding any
