@@ -127,8 +127,8 @@ func TestIDMap_RandomOps(t *testing.T) {
 	}
 }
 
-// match against a loop over the tags, for every tag value a bucket can
-// hold (0 for free slots, 1…255 for ids), and tag against setTag.
+// match and has against a loop over the tags, for every tag value a
+// bucket can hold (0 for free slots, 1…255 for ids), and tag against setTag.
 func TestIDMap_MatchTags(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 20000 {
@@ -183,6 +183,9 @@ func TestIDMap_MatchTags(t *testing.T) {
 			}
 			if got != want {
 				t.Fatalf("tags %v, tag %d: %012b, want %012b", tags, tag, got, want)
+			}
+			if tag != 0 && bk.has(tag) != (want != 0) {
+				t.Fatalf("tags %v: has(%d) = %v, want %v", tags, tag, bk.has(tag), want != 0)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
@@ -41,54 +42,49 @@ type idMap struct {
 const idBucketSlots = 12
 
 type idBucket struct {
-	// The slots' tags, a byte each: slot j's is byte j of tlo (bits
-	// 8j…8j+7), slot 8+j's byte j of thi. Kept as words, not bytes, so
-	// that matching reads them with no byte order to mind and inlines.
-	tlo  uint64
-	thi  uint32
+	// The slots' tags, a byte each. Matching reads them as two words
+	// (lo, hi), slot j's tag the word's byte j from the low end; a slot's
+	// tag is written as a byte.
+	tags [idBucketSlots]uint8
 	over uint8 // ids placed past this bucket, which was full on their probe
 	_    [3]uint8
 	vals [idBucketSlots]uint32
 }
 
-// tag returns slot j's tag.
-func (bk *idBucket) tag(j int) uint8 {
-	if j < 8 {
-		return uint8(bk.tlo >> (8 * uint(j)))
-	}
-	return uint8(bk.thi >> (8 * uint(j-8)))
+// lo is slots 0–7's tags, slot j's in bits 8j…8j+7; hi is slots 8–11's, so,
+// in its low four bytes.
+func (bk *idBucket) lo() uint64 { return binary.LittleEndian.Uint64(bk.tags[:8]) }
+func (bk *idBucket) hi() uint64 {
+	return uint64(binary.LittleEndian.Uint32(bk.tags[8:idBucketSlots]))
 }
+
+// tag returns slot j's tag.
+func (bk *idBucket) tag(j int) uint8 { return bk.tags[j] }
 
 // setTag sets slot j's tag to t.
-func (bk *idBucket) setTag(j int, t uint8) {
-	if j < 8 {
-		sh := 8 * uint(j)
-		bk.tlo = bk.tlo&^(0xFF<<sh) | uint64(t)<<sh
-		return
-	}
-	sh := 8 * uint(j-8)
-	bk.thi = bk.thi&^(0xFF<<sh) | uint32(t)<<sh
-}
+func (bk *idBucket) setTag(j int, t uint8) { bk.tags[j] = t }
 
 // put gives slot j, which is free (its tag 0), an id of tag t, valued v.
-// The tag is or-ed in, with shifts the compiler knows are in range: the
-// common store's setTag cost 15 instructions.
 func (bk *idBucket) put(j int, t uint8, v uint32) {
-	if j < 8 {
-		bk.tlo |= uint64(t) << (8 * uint(j) & 63)
-	} else {
-		bk.thi |= uint32(t) << (8 * uint(j-8) & 31)
-	}
+	bk.tags[j] = t
 	bk.vals[j] = v
 }
 
 // match returns a set of the slots whose tag is t: slot j < 8 is bit 8j,
-// slot 8+j bit 8j+1 (thi's four bytes), so the set comes from the
+// slot 8+j bit 8j+1 (hi's four bytes), so the set comes from the
 // bytes' zero tests with two shifts. slotOf names a member; the order of
 // the bits is not the slots' (slot 8 is bit 1).
 func (bk *idBucket) match(t uint8) uint64 {
 	p := 0x0101_0101_0101_0101 * uint64(t)
-	return zeroBytes(bk.tlo^p)>>7 | zeroBytes(uint64(bk.thi)^p)&thiBytes>>6
+	return zeroBytes(bk.lo()^p)>>7 | zeroBytes(bk.hi()^p)&thiBytes>>6
+}
+
+// has reports whether a slot's tag is t, in fewer instructions than match:
+// lowZeroByte is exact for whether a word has a 0 byte. Above its four
+// tags, hi's word is 0, so t's bytes (not 0) there.
+func (bk *idBucket) has(t uint8) bool {
+	p := 0x0101_0101_0101_0101 * uint64(t)
+	return lowZeroByte(bk.lo()^p)|lowZeroByte(bk.hi()^p) != 0
 }
 
 // slotOf is the slot of the lowest bit of a set that match returned (not
@@ -101,11 +97,11 @@ func slotOf(c uint64) int {
 // firstFree returns the bucket's first free slot, or idBucketSlots when
 // it is full.
 func (bk *idBucket) firstFree() int {
-	if lo := lowZeroByte(bk.tlo); lo != 0 {
+	if lo := lowZeroByte(bk.lo()); lo != 0 {
 		return bits.TrailingZeros64(lo) >> 3
 	}
-	// thi's word has four more bytes, all 0: a full bucket gives 8+4.
-	return 8 + bits.TrailingZeros64(lowZeroByte(uint64(bk.thi)))>>3
+	// hi's word has four more bytes, all 0: a full bucket gives 8+4.
+	return 8 + bits.TrailingZeros64(lowZeroByte(bk.hi()))>>3
 }
 
 // lowZeroByte returns a word whose lowest set bit is the top bit of x's
@@ -116,7 +112,7 @@ func lowZeroByte(x uint64) uint64 {
 	return (x - 0x0101_0101_0101_0101) &^ x & 0x8080_8080_8080_8080
 }
 
-// thiBytes: the top bits of the four bytes that thi's tags fill.
+// thiBytes: the top bits of the four bytes that hi's tags fill.
 const thiBytes = 0x8080_8080
 
 // An id's slot is named by its bucket and its index in it, b<<4 | j; -1 is
@@ -254,10 +250,10 @@ func (ws *State) idInsert(h uint64, v uint32) int {
 // for such a bucket, in a few instructions: a table's rebuild (idGrow)
 // places every id again.
 func (bk *idBucket) filled() int {
-	if bk.tlo>>56 == 0 {
-		return (bits.Len64(bk.tlo) + 7) >> 3
+	if bk.tags[7] == 0 {
+		return (bits.Len64(bk.lo()) + 7) >> 3
 	}
-	return 8 + (bits.Len32(bk.thi)+7)>>3
+	return 8 + (bits.Len64(bk.hi())+7)>>3
 }
 
 // idPlace is idInsert into a table that has had no deletes (idGrow's
@@ -331,30 +327,60 @@ func (ws *State) claimID(k, h uint64, i int) (slot *uint32, v uint32, found bool
 
 // claimAll claims the engine id of each of blocks (ws.batch) in order,
 // whose hashes pending holds (idh), as claimID does: a new id's slot goes
-// in its block's slot, and a block whose id the worker has (or the batch
-// claimed before) is a dup, with the value claimID found in node. The
-// common claim, a new id whose home bucket has room and no other id of
-// its tag, is written out: a call to claimID a block cost the loop its
-// registers.
-func (ws *State) claimAll(blocks []Block, pending []pendingBlock) {
-	m := &ws.ids
-	pending = pending[:len(blocks)]
-	for i, b := range blocks {
-		p := &pending[i]
-		if h := p.idh; b.Hash != 0 {
-			bk := &m.b[h&m.bmask]
-			if tag := idTag(h); bk.over == 0 && bk.match(tag) == 0 {
-				if j := bk.firstFree(); j < idBucketSlots {
-					m.n++
-					bk.put(j, tag, idClaim|uint32(i))
-					p.slot, p.dup = &bk.vals[j], false
-					continue
-				}
-			}
+// in its block's slot, and a block whose id the worker has is a dup, with
+// its node in node. The common claims are claimNew's; the others, here,
+// call claimID. A dup is checked where it is found: its id must name the
+// node of the block's content, the key at position pos+i (keys[i].K), and
+// not a block the batch claimed before (the same id twice). claimAll stops
+// at the first that does not and returns false, with the claims it made
+// given back.
+func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos int) bool {
+	pending, keys = pending[:len(blocks)], keys[:len(blocks)]
+	for i := 0; ; i++ {
+		if i = ws.claimNew(blocks, pending, i); i == len(blocks) {
+			return true
 		}
-		slot, v, found := ws.claimID(b.Hash, p.idh, i)
-		p.slot, p.dup, p.node = slot, found, v
+		p := &pending[i]
+		slot, v, found := ws.claimID(blocks[i].Hash, p.idh, i)
+		p.slot, p.dup = slot, found
+		if found {
+			ni := ws.idNode(v)
+			if v&idClaim != 0 || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != keys[i].K {
+				ws.unclaim(blocks[:i], pending[:i])
+				return false
+			}
+			p.node = ni
+		}
 	}
+}
+
+// claimNew makes claimAll's common claims, from block i on: a new id whose
+// home bucket has room and no other id of its tag. It returns the index of
+// the first block whose claim is not one (len(blocks) when none is). Its
+// loop calls nothing: a call (claimID's) in it cost the loop its
+// registers, spilled and reloaded around it.
+func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
+	// The table's fields in registers: Go reloads a field after any store.
+	m := &ws.ids
+	tab, bmask, claimed := m.b, m.bmask, 0
+	pending = pending[:len(blocks)]
+	for ; i < len(blocks); i++ {
+		h, k := pending[i].idh, blocks[i].Hash
+		bk := &tab[h&bmask]
+		tag := idTag(h)
+		if k == 0 || bk.over != 0 || bk.has(tag) {
+			break
+		}
+		j := bk.firstFree()
+		if j >= idBucketSlots {
+			break
+		}
+		claimed++
+		bk.put(j, tag, idClaim|uint32(i))
+		pending[i].slot, pending[i].dup = &bk.vals[j], false
+	}
+	m.n += claimed
+	return i
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when

@@ -68,7 +68,7 @@ type Content struct {
 }
 
 type pendingBlock struct {
-	node uint32 // the worker's node of a duplicate (claimAll's value found, until Prepare checks it)
+	node uint32 // the worker's node of a duplicate (claimAll checks it)
 	dup  bool
 	slot *uint32 // a new block's engine id's value word in the worker's map (claimID)
 	idh  uint64  // the engine id's hash in the worker's map

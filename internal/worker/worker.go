@@ -386,20 +386,11 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 			ptab.PrefetchTable(pos+i, keys[i])
 		}
 	}
-	ws.claimAll(blocks, pending)
-	for i := range pending {
-		if p := &pending[i]; p.dup {
-			// The same engine id twice in one batch, or an id the worker
-			// has for another content.
-			v := p.node
-			ni := ws.idNode(v)
-			if v&idClaim != 0 || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != keys[i].K {
-				ws.unclaim(blocks, pending)
-				ws.batch = nil
-				return ErrHashConflict
-			}
-			p.node = ni
-		}
+	if !ws.claimAll(blocks, pending, keys, pos) {
+		// The same engine id twice in one batch, or an id the worker has
+		// for another content.
+		ws.batch = nil
+		return ErrHashConflict
 	}
 	if prefetch {
 		for i := range keys {
