@@ -361,12 +361,15 @@ func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardma
 // registers, spilled and reloaded around it.
 func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
 	// The table's fields in registers: Go reloads a field after any store.
-	m := &ws.ids
-	tab, bmask, claimed := m.b, m.bmask, 0
+	// Every pass of the loop claims, so the count is the passes. A bucket
+	// is found from the table's address, as idAddr finds it: bmask is the
+	// buckets less one, so no bounds check is needed (nor the register).
+	m, from := &ws.ids, i
+	base, bmask := unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask
 	pending = pending[:len(blocks)]
 	for ; i < len(blocks); i++ {
 		h, k := pending[i].idh, blocks[i].Hash
-		bk := &tab[h&bmask]
+		bk := (*idBucket)(unsafe.Add(base, (h&bmask)*uint64(unsafe.Sizeof(idBucket{}))))
 		tag := idTag(h)
 		if k == 0 || bk.over != 0 || bk.has(tag) {
 			break
@@ -375,11 +378,10 @@ func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
 		if j >= idBucketSlots {
 			break
 		}
-		claimed++
 		bk.put(j, tag, idClaim|uint32(i))
 		pending[i].slot, pending[i].dup = &bk.vals[j], false
 	}
-	m.n += claimed
+	m.n += i - from
 	return i
 }
 
