@@ -76,7 +76,7 @@ func (bk *idBucket) put(j int, t uint8, v uint32) {
 // the bits is not the slots' (slot 8 is bit 1).
 func (bk *idBucket) match(t uint8) uint64 {
 	p := 0x0101_0101_0101_0101 * uint64(t)
-	return zeroBytes(bk.lo()^p)>>7 | zeroBytes(bk.hi()^p)&thiBytes>>6
+	return zeroBytes(bk.lo()^p)>>7 | zeroBytes(bk.hi()^p)&hiBytes>>6
 }
 
 // has reports whether a slot's tag is t, in fewer instructions than match:
@@ -112,8 +112,8 @@ func lowZeroByte(x uint64) uint64 {
 	return (x - 0x0101_0101_0101_0101) &^ x & 0x8080_8080_8080_8080
 }
 
-// thiBytes: the top bits of the four bytes that hi's tags fill.
-const thiBytes = 0x8080_8080
+// hiBytes: the top bits of the four bytes that hi's tags fill.
+const hiBytes = 0x8080_8080
 
 // An id's slot is named by its bucket and its index in it, b<<4 | j; -1 is
 // id 0's place.
