@@ -859,15 +859,12 @@ func checkRef(t *testing.T, m *shardmap.Map, ref map[pk]uint64, step int) {
 	}
 }
 
-// ExclusiveGetOrPutKey against a Go map: it returns a present value and
-// calls nothing, or puts mk's value into an absent or deleted key (key 0
-// and positions past the inline ones included) and returns 0, calling mk
-// once.
 // ExclusiveOrRun sets a mask in each key of a run, at consecutive
 // positions, up to the first key that has a bit of it, as ExclusiveOr one
 // key at a time would: runs that cross the inline positions, that fill
-// tables (which grow), that hold the key 0, that are longer than the
-// stores it gathers, and keys deleted between runs.
+// tables (which grow) or reach positions with no table yet (each taken
+// the general way, then the run resumes), that hold the key 0, and keys
+// deleted between runs.
 func TestMap_ExclusiveOrRun(t *testing.T) {
 	for _, bits := range []uint{0, 3} {
 		r := rand.New(rand.NewPCG(33, uint64(bits)))
@@ -916,6 +913,10 @@ func TestMap_ExclusiveOrRun(t *testing.T) {
 	}
 }
 
+// ExclusiveGetOrPutKey against a Go map: it returns a present value and
+// calls nothing, or puts mk's value into an absent or deleted key (key 0
+// and positions past the inline ones included) and returns 0, calling mk
+// once.
 func TestMap_ExclusiveGetOrPut(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	m := shardmap.New(shardmap.WithShardBits(0))
