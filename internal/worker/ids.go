@@ -355,9 +355,10 @@ func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardma
 }
 
 // claimNew makes claimAll's common claims, from block i on: a new id whose
-// home bucket has room and no other id of its tag. It returns the index of
-// the first block whose claim is not one (len(blocks) when none is). Its
-// loop calls nothing: a call (claimID's) in it cost the loop its
+// home bucket has room and no other id of its tag, which claimID would put
+// in that bucket's first free slot, as claimNew does. It returns the index
+// of the first block whose claim is not one (len(blocks) when none is).
+// Its loop calls nothing: a call (claimID's) in it cost the loop its
 // registers, spilled and reloaded around it.
 func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
 	// The table's fields in registers: Go reloads a field after any store.
