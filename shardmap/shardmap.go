@@ -501,6 +501,20 @@ func (m *Map) hotTab(pos int, h uint64) *atomic.Pointer[table] {
 	return &m.hot[(h>>(64-maxShardBits))&m.shardMask*hotPositions+uint64(pos)]
 }
 
+// hotFrom returns where hotAt finds the table pointers of the positions
+// from pos (< hotPositions; a larger pos gives the last one's), for a loop
+// over them that keeps it and the shard mask in registers.
+func (m *Map) hotFrom(pos int) unsafe.Pointer {
+	return unsafe.Pointer(&m.hot[min(pos, hotPositions-1)])
+}
+
+// hotAt is hotTab(pos+i, h) from hot = m.hotFrom(pos) and smask =
+// m.shardMask, with no bounds check: pos+i < hotPositions and a shard <
+// 1<<maxShardBits keep it inside m.hot.
+func hotAt(hot unsafe.Pointer, smask uint64, i int, h uint64) *atomic.Pointer[table] {
+	return (*atomic.Pointer[table])(unsafe.Add(hot, ((h>>(64-maxShardBits))&smask*hotPositions+uint64(i))*8))
+}
+
 // Epoch counts the replaced tables the map has taken for reuse. A reader
 // that probed a table the writers replaced meanwhile read a consistent,
 // slightly old picture, unless the table was also reused: so a value Peek
@@ -746,6 +760,17 @@ type Key struct{ K, H uint64 }
 // Key returns key with its slot hash in m.
 func (m *Map) Key(key uint64) Key { return Key{key, m.hash(key)} }
 
+// Keyer makes the Keys of one map's secret (Map.Keyer), as a value a loop
+// keeps in two registers: Map.Key loads the secret from the map at each
+// call, again after any store the loop makes.
+type Keyer struct{ k0, k1 uint64 }
+
+// Keyer returns the Keyer of m's secret: its Key(key) is m.Key(key).
+func (m *Map) Keyer() Keyer { return Keyer{m.k0, m.k1} }
+
+// Key returns key with its slot hash.
+func (k Keyer) Key(key uint64) Key { return Key{key, Hash(key, k.k0, k.k1)} }
+
 // readyTab returns a single writer's table pointer of hash h at pos in
 // the common case, and inlines: a hot position whose level exists; else
 // nil, and exclusiveTab has it.
@@ -803,12 +828,13 @@ func (m *Map) ExclusiveOrRun(pos int, keys []Key, mask uint64) int {
 // or at the first whose value holds a bit of mask, and returns its index
 // and true.
 func (m *Map) orReady(pos int, keys []Key, mask uint64) (int, bool) {
-	ready := min(len(m.dir.Load().levels), hotPositions) - pos
-	for i, k := range keys {
-		if i >= ready || k.K == 0 {
+	n := max(min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos), 0)
+	hot, smask := m.hotFrom(pos), m.shardMask
+	for i, k := range keys[:n] {
+		if k.K == 0 {
 			return i, false
 		}
-		t := m.hotTab(pos+i, k.H).Load()
+		t := hotAt(hot, smask, i, k.H).Load()
 		if t == nil {
 			return i, false
 		}
@@ -840,7 +866,7 @@ func (m *Map) orReady(pos int, keys []Key, mask uint64) (int, bool) {
 			return i, false
 		}
 	}
-	return len(keys), false
+	return n, false
 }
 
 // ExclusiveOrKeyUnless is ExclusiveOrKey that leaves a value holding any
@@ -1249,6 +1275,23 @@ func (m *Map) BucketAddr(pos int, k Key) uintptr {
 		return uintptr(t.base) + uintptr(t.home(k.H)*16*bucketSlots)
 	}
 	return 0
+}
+
+// BucketAddrs writes BucketAddr(pos+i, keys[i]) into addrs[i] for each
+// of keys (addrs as long at least), in a loop that keeps the map's fields
+// in registers.
+func (m *Map) BucketAddrs(pos int, keys []Key, addrs []uintptr) {
+	addrs = addrs[:len(keys)]
+	n := max(min(len(keys), hotPositions-pos), 0)
+	hot, smask := m.hotFrom(pos), m.shardMask
+	for i, k := range keys[:n] {
+		var a uintptr
+		if t := hotAt(hot, smask, i, k.H).Load(); t != nil {
+			a = uintptr(t.base) + uintptr(t.home(k.H)*16*bucketSlots)
+		}
+		addrs[i] = a
+	}
+	clear(addrs[n:])
 }
 
 // PrefetchBucket asks the CPU for the bucket where k at pos is probed

@@ -913,6 +913,48 @@ func TestMap_ExclusiveOrRun(t *testing.T) {
 	}
 }
 
+// BucketAddrs gives each key of a run what BucketAddr gives it alone, in
+// runs that start at and cross the last inline position, reach positions
+// with no table, or start past the inline ones; and a Keyer's Key is the
+// map's.
+func TestMap_BucketAddrs(t *testing.T) {
+	for _, bits := range []uint{0, 3} {
+		r := rand.New(rand.NewPCG(35, uint64(bits)))
+		m := shardmap.New(shardmap.WithShardBits(bits))
+		kr := m.Keyer()
+		for pos := range 1100 {
+			if pos%7 != 3 { // every seventh position has no table
+				for k := range uint64(1 + r.IntN(40)) {
+					m.ExclusiveOr(pos, k+1, 1)
+				}
+			}
+		}
+		addrs := make([]uintptr, 90)
+		for step := range 2000 {
+			pos := []int{0, 1, 3, 990, 1000, 1023, 1024, 1050}[r.IntN(8)]
+			keys := make([]shardmap.Key, r.IntN(80))
+			for i := range keys {
+				keys[i] = kr.Key(uint64(r.IntN(60)))
+				if keys[i] != m.Key(keys[i].K) {
+					t.Fatalf("Keyer().Key(%d) = %v, want %v", keys[i].K, keys[i], m.Key(keys[i].K))
+				}
+			}
+			for i := range addrs {
+				addrs[i] = ^uintptr(0)
+			}
+			m.BucketAddrs(pos, keys, addrs)
+			for i, k := range keys {
+				if want := m.BucketAddr(pos+i, k); addrs[i] != want {
+					t.Fatalf("step %d: BucketAddrs(%d, …)[%d] = %#x, want BucketAddr(%d, %d) = %#x", step, pos, i, addrs[i], pos+i, k.K, want)
+				}
+			}
+			if len(keys) < len(addrs) && addrs[len(keys)] != ^uintptr(0) {
+				t.Fatalf("step %d: BucketAddrs wrote past its %d keys", step, len(keys))
+			}
+		}
+	}
+}
+
 // ExclusiveGetOrPutKey against a Go map: it returns a present value and
 // calls nothing, or puts mk's value into an absent or deleted key (key 0
 // and positions past the inline ones included) and returns 0, calling mk
