@@ -572,7 +572,29 @@ func (ws *State) eachID(f func(k uint64, node uint32)) {
 }
 
 // idAddr is the address of the bucket where the id of hash h is probed
-// first, for a prefetch.
+// first, for a prefetch (idHashes computes it with the table in
+// registers).
 func (ws *State) idAddr(h uint64) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(h&ws.ids.bmask)*unsafe.Sizeof(idBucket{})
+}
+
+// idHashes writes each block's engine-id hash into pending (idh), and
+// with addrs (not nil) its idAddr into addrs. A loop of its own keeps the
+// secret and the table in registers.
+func (ws *State) idHashes(blocks []Block, pending []pendingBlock, addrs []uintptr) {
+	k0, k1 := ws.k0, ws.k1
+	pending = pending[:len(blocks)]
+	if addrs == nil {
+		for i, b := range blocks {
+			pending[i].idh = shardmap.Hash(b.Hash, k0, k1)
+		}
+		return
+	}
+	addrs = addrs[:len(blocks)]
+	base, bmask := uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask)
+	for i, b := range blocks {
+		h := shardmap.Hash(b.Hash, k0, k1)
+		pending[i].idh = h
+		addrs[i] = base + uintptr(h)&bmask*unsafe.Sizeof(idBucket{})
+	}
 }

@@ -357,25 +357,12 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	ws.batch = blocks
 	// Each engine id's hash, for its prefetch and then its claim.
 	if prefetch && ws.ids.n > 0 {
-		for i, b := range blocks {
-			h := ws.idHash(b.Hash)
-			pending[i].idh = h
-			addrs[i] = ws.idAddr(h)
-		}
+		ws.idHashes(blocks, pending, addrs)
 		order.PrefetchAll(addrs)
 	} else {
-		for i, b := range blocks {
-			pending[i].idh = ws.idHash(b.Hash)
-		}
+		ws.idHashes(blocks, pending, nil)
 	}
-	for i, b := range blocks {
-		seq := b.Local
-		if pos+i > 0 {
-			seq = chain.Chain(prevSeq, b.Local)
-		}
-		prevSeq = seq
-		keys[i] = o.W.Key(seq)
-	}
+	seqKeys(keys, blocks, prevSeq, pos == 0, o.W.Tabs[0].Keyer())
 	// The shard tables' headers, before the claims, and their buckets
 	// after them. Only a table other lanes share: a lane alone on its
 	// table has one header a position, which its stores keep in cache,
@@ -393,9 +380,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		return ErrHashConflict
 	}
 	if prefetch {
-		for i := range keys {
-			addrs[i] = ptab.BucketAddr(pos+i, keys[i])
-		}
+		ptab.BucketAddrs(pos, keys, addrs)
 		order.PrefetchAll(addrs)
 	}
 	o.pos, o.parent = pos, par
@@ -487,6 +472,24 @@ func freshRun(ns []node, keys []shardmap.Key, blocks []Block, pending []pendingB
 		pos++
 	}
 	ns[len(ns)-1].kids = 0
+}
+
+// seqKeys writes keys[i], for each of blocks, as the shared tables' Key of
+// the block's sequence hash: chained from prev, the parent's, or for a
+// block at position 0 (root: the batch's first) its local hash alone. A
+// loop of its own keeps the chain and the secret in registers.
+func seqKeys(keys []shardmap.Key, blocks []Block, prev uint64, root bool, kr shardmap.Keyer) {
+	keys = keys[:len(blocks)]
+	i := 0
+	if root && len(blocks) > 0 {
+		prev = blocks[0].Local
+		keys[0] = kr.Key(prev)
+		i = 1
+	}
+	for ; i < len(blocks); i++ {
+		prev = chain.Chain(prev, blocks[i].Local)
+		keys[i] = kr.Key(prev)
+	}
 }
 
 // unclaim gives back the engine ids that validation claimed for blocks,
