@@ -828,9 +828,20 @@ func (m *Map) ExclusiveOrRun(pos int, keys []Key, mask uint64) int {
 // or at the first whose value holds a bit of mask, and returns its index
 // and true.
 func (m *Map) orReady(pos int, keys []Key, mask uint64) (int, bool) {
-	n := max(min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos), 0)
-	hot, smask := m.hotFrom(pos), m.shardMask
-	for i, k := range keys[:n] {
+	n := min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos)
+	if n <= 0 {
+		return 0, false
+	}
+	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask)
+}
+
+// orRunGo is orReady's loop over keys at positions whose levels exist,
+// from the one hot names (hotFrom), smask the shard mask: in assembly on
+// amd64 (orRun, orrun_amd64.s), where Go's register allocator spilled and
+// reloaded the loop's values at every key, and under the race detector and
+// elsewhere in Go (orRun is orRunGo).
+func orRunGo(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool) {
+	for i, k := range keys {
 		if k.K == 0 {
 			return i, false
 		}
@@ -866,7 +877,7 @@ func (m *Map) orReady(pos int, keys []Key, mask uint64) (int, bool) {
 			return i, false
 		}
 	}
-	return n, false
+	return len(keys), false
 }
 
 // ExclusiveOrKeyUnless is ExclusiveOrKey that leaves a value holding any

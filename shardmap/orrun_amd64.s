@@ -1,0 +1,134 @@
+//go:build amd64 && gc && !purego && !noasm && !race
+
+#include "go_asm.h"
+#include "textflag.h"
+
+// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool)
+//
+// orRunGo, in registers. Per key: AX its K, CX its table, DX the table's
+// slots, SI their byte mask, BX the probed bucket's byte offset, R13 the
+// bucket's first empty slot (f), R14 the key's slot (s, f when absent, 4
+// when the bucket is full without it); R9, R12, R15 and DI hold 1, 2, 3
+// and 0 for the conditional moves. R8 walks hot (shard 0's pointer of
+// the key's position), R10 the keys, up to R11. The value and key stores
+// are plain: x86-64 makes them visible in program order (order.Publish).
+TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-57
+	MOVQ hot+0(FP), R8
+	MOVQ keys_base+16(FP), R10
+	MOVQ keys_len+24(FP), R11
+	SHLQ $4, R11
+	ADDQ R10, R11
+	MOVL $1, R9
+	MOVL $2, R12
+	MOVL $3, R15
+	XORL DI, DI
+	CMPQ R10, R11
+	JEQ  done
+
+next:
+	MOVQ 0(R10), AX // K
+	TESTQ AX, AX
+	JEQ  stop
+	MOVQ 8(R10), BX // H
+	MOVQ BX, CX
+	SHRQ $(64-const_maxShardBits), CX
+	ANDQ smask+8(FP), CX
+	SHLQ $const_hotShift, CX
+	MOVQ (R8)(CX*1), CX // the table
+	TESTQ CX, CX
+	JEQ  stop
+	MOVQ table_base(CX), DX
+	MOVQ table_mask(CX), SI
+	SHLQ $4, SI
+	ANDQ table_bmask(CX), BX
+	SHLQ $6, BX
+
+probe:
+	// f: the keys fill a prefix of the bucket's slots, so the first empty
+	// slot is 4 less the empty ones (CMP sets the carry for a 0 key).
+	MOVL $4, R13
+	CMPQ 0(DX)(BX*1), $1
+	SBBQ $0, R13
+	CMPQ 16(DX)(BX*1), $1
+	SBBQ $0, R13
+	CMPQ 32(DX)(BX*1), $1
+	SBBQ $0, R13
+	CMPQ 48(DX)(BX*1), $1
+	SBBQ $0, R13
+	MOVQ R13, R14
+	CMPQ 48(DX)(BX*1), AX
+	CMOVQEQ R15, R14
+	CMPQ 32(DX)(BX*1), AX
+	CMOVQEQ R12, R14
+	CMPQ 16(DX)(BX*1), AX
+	CMOVQEQ R9, R14
+	CMPQ 0(DX)(BX*1), AX
+	CMOVQEQ DI, R14
+	CMPQ R14, $4
+	JNE  found
+	ADDQ $64, BX
+	ANDQ SI, BX
+	JMP  probe
+
+found:
+	CMPQ R14, R13
+	JEQ  insert
+	// The key is there: set mask in its value, unless it holds a bit of
+	// mask already.
+	SHLQ $4, R14
+	ADDQ BX, R14
+	ADDQ DX, R14 // the key's word
+	MOVQ 8(R14), R13 // old
+	MOVQ mask+40(FP), SI
+	TESTQ SI, R13
+	JNE  held
+	CMPQ R13, $1
+	ADCQ $0, table_live(CX) // live: one more when old was 0
+	ORQ  R13, SI
+	MOVQ SI, 8(R14) // the release store
+	JMP  advance
+
+insert:
+	// A new key in the empty slot, when the table has room: its value,
+	// then its key.
+	MOVQ table_used(CX), R13
+	INCQ R13
+	SHLQ $2, R13
+	MOVQ table_mask(CX), SI
+	LEAQ 3(SI)(SI*2), SI
+	CMPQ R13, SI
+	JGT  stop
+	SHLQ $4, R14
+	ADDQ BX, R14
+	ADDQ DX, R14
+	MOVQ mask+40(FP), SI
+	MOVQ SI, 8(R14)
+	MOVQ AX, 0(R14) // the release store
+	INCQ table_used(CX)
+	INCQ table_live(CX)
+
+advance:
+	ADDQ $16, R10
+	ADDQ $8, R8
+	CMPQ R10, R11
+	JNE  next
+
+done:
+	MOVQ keys_len+24(FP), AX
+	MOVQ AX, ret+48(FP)
+	MOVB $0, ret1+56(FP)
+	RET
+
+stop:
+	SUBQ keys_base+16(FP), R10
+	SHRQ $4, R10
+	MOVQ R10, ret+48(FP)
+	MOVB $0, ret1+56(FP)
+	RET
+
+held:
+	SUBQ keys_base+16(FP), R10
+	SHRQ $4, R10
+	MOVQ R10, ret+48(FP)
+	MOVB $1, ret1+56(FP)
+	RET

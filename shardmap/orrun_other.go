@@ -1,0 +1,11 @@
+//go:build !amd64 || !gc || purego || noasm || race
+
+package shardmap
+
+import "unsafe"
+
+// orRun is orRunGo where there is no assembly for it, and under the race
+// detector, which sees its stores only through sync/atomic (order.Publish).
+func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool) {
+	return orRunGo(hot, smask, keys, mask)
+}

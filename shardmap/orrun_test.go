@@ -1,0 +1,105 @@
+package shardmap
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/flashindexer/flashindexer/internal/order"
+)
+
+// tableState is what orRun may change in a table: its slots and counts.
+type tableState struct {
+	t          *table
+	slots      []uint64
+	used, live int
+}
+
+// hotStates copies every table of the positions from pos on, n of them.
+func hotStates(m *Map, pos, n int) []tableState {
+	var st []tableState
+	for s := range 1 << maxShardBits {
+		for p := pos; p < pos+n; p++ {
+			if t := m.hot[s*hotPositions+p].Load(); t != nil {
+				st = append(st, tableState{t, slices.Clone(t.slots), t.used, t.live})
+			}
+		}
+	}
+	return st
+}
+
+func restore(st []tableState) {
+	for _, s := range st {
+		copy(s.t.slots, s.slots)
+		s.t.used, s.t.live = s.used, s.live
+	}
+}
+
+// orRun (the assembly on amd64) does what orRunGo does from the same
+// tables: the same index and bit, the same slots and counts after. Runs
+// over keys present with and without the bit, absent, deleted (value 0),
+// 0, at positions with no table, into tables that fill (where both stop),
+// with one shard and eight.
+func TestOrRun_IsGo(t *testing.T) {
+	if order.Race {
+		t.Skip("orRun is orRunGo in race builds")
+	}
+	for _, bits := range []uint{0, 3} {
+		r := rand.New(rand.NewPCG(51, uint64(bits)))
+		m := New(WithShardBits(bits))
+		for pos := range 1030 {
+			if pos%9 != 4 {
+				for k := range uint64(1 + r.IntN(30)) {
+					m.ExclusiveOr(pos, k+1, 1<<r.IntN(3))
+				}
+			}
+		}
+		stops, helds := 0, 0
+		for step := range 20000 {
+			pos := []int{0, 1, 4, 5, 1000, 1020}[r.IntN(6)]
+			keys := make([]Key, r.IntN(40))
+			for i := range keys {
+				k := uint64(1 + r.IntN(60))
+				if r.IntN(60) == 0 {
+					k = 0
+				}
+				keys[i] = m.Key(k)
+			}
+			mask := uint64(1) << r.IntN(4)
+			n := max(min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos), 0)
+			keys = keys[:n]
+			before := hotStates(m, pos, n)
+			gi, gh := orRunGo(m.hotFrom(pos), m.shardMask, keys, mask)
+			want := hotStates(m, pos, n)
+			restore(before)
+			ai, ah := orRun(m.hotFrom(pos), m.shardMask, keys, mask)
+			if ai != gi || ah != gh {
+				t.Fatalf("step %d: orRun at %d of %d keys = %d, %v; orRunGo %d, %v", step, pos, n, ai, ah, gi, gh)
+			}
+			for j, got := range hotStates(m, pos, n) {
+				w := want[j]
+				if got.t != w.t || !slices.Equal(got.slots, w.slots) || got.used != w.used || got.live != w.live {
+					t.Fatalf("step %d: a table at %d..%d: orRun left used %d, live %d, orRunGo %d, %d (slots alike: %v)",
+						step, pos, pos+n, got.used, got.live, w.used, w.live, slices.Equal(got.slots, w.slots))
+				}
+			}
+			if ai < n {
+				stops++
+				if ah {
+					helds++
+				}
+			}
+			// What the general path does past where both stopped: the
+			// tables grow, the missing ones are made, and some keys leave.
+			m.ExclusiveOrRun(pos, keys, mask)
+			for range r.IntN(3) {
+				l := m.Exclusive(pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)))
+				l.Put(0)
+				l.Unlock()
+			}
+		}
+		if stops < 1000 || helds < 500 {
+			t.Fatalf("%d of the runs stopped early, %d at a held bit: too few to test those paths", stops, helds)
+		}
+	}
+}
