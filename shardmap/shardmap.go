@@ -760,13 +760,19 @@ type Key struct{ K, H uint64 }
 // Key returns key with its slot hash in m.
 func (m *Map) Key(key uint64) Key { return Key{key, m.hash(key)} }
 
-// Keyer makes the Keys of one map's secret (Map.Keyer), as a value a loop
-// keeps in two registers: Map.Key loads the secret from the map at each
-// call, again after any store the loop makes.
+// Keyer hashes keys under one secret (k0, k1), as Hash, from a value a
+// loop keeps in two registers: Map.Key loads the secret from the map at
+// each call, again after any store the loop makes.
 type Keyer struct{ k0, k1 uint64 }
+
+// NewKeyer returns the Keyer of the secret (k0, k1).
+func NewKeyer(k0, k1 uint64) Keyer { return Keyer{k0, k1} }
 
 // Keyer returns the Keyer of m's secret: its Key(key) is m.Key(key).
 func (m *Map) Keyer() Keyer { return Keyer{m.k0, m.k1} }
+
+// Hash returns Hash(key, k0, k1) of the Keyer's secret.
+func (k Keyer) Hash(key uint64) uint64 { return Hash(key, k.k0, k.k1) }
 
 // Key returns key with its slot hash.
 func (k Keyer) Key(key uint64) Key { return Key{key, Hash(key, k.k0, k.k1)} }

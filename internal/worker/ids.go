@@ -579,21 +579,30 @@ func (ws *State) idAddr(h uint64) uintptr {
 }
 
 // idHashes writes each block's engine-id hash into pending (idh), and
-// with addrs (not nil) its idAddr into addrs. A loop of its own keeps the
-// secret and the table in registers.
+// with addrs (not nil) its idAddr into addrs.
 func (ws *State) idHashes(blocks []Block, pending []pendingBlock, addrs []uintptr) {
-	k0, k1 := ws.k0, ws.k1
 	pending = pending[:len(blocks)]
-	if addrs == nil {
+	if addrs != nil {
+		addrs = addrs[:len(blocks)]
+	}
+	hashIDs(pending, blocks, addrs, shardmap.NewKeyer(ws.k0, ws.k1), uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask))
+}
+
+// hashIDsGo is idHashes' loop, the table's base and bucket mask given: an
+// address is written for each block when addrs is not empty. A loop of its
+// own keeps the secret and the table in registers; on amd64 it is
+// assembly (hashIDs, prepare_amd64.s).
+func hashIDsGo(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr) {
+	pending = pending[:len(blocks)]
+	if len(addrs) == 0 {
 		for i, b := range blocks {
-			pending[i].idh = shardmap.Hash(b.Hash, k0, k1)
+			pending[i].idh = kr.Hash(b.Hash)
 		}
 		return
 	}
 	addrs = addrs[:len(blocks)]
-	base, bmask := uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask)
 	for i, b := range blocks {
-		h := shardmap.Hash(b.Hash, k0, k1)
+		h := kr.Hash(b.Hash)
 		pending[i].idh = h
 		addrs[i] = base + uintptr(h)&bmask*unsafe.Sizeof(idBucket{})
 	}

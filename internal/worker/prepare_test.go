@@ -2,7 +2,9 @@ package worker
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
 	"github.com/flashindexer/flashindexer/shardmap"
@@ -11,11 +13,11 @@ import (
 // seqKeys gives each block the table key of its sequence hash, as the
 // chain block by block and Map.Key give it: batches at position 0 (the
 // first block's hash its local hash) and under a parent, of 0 to 70
-// blocks.
+// blocks; and its loop (assembly on amd64) writes what chainKeysGo does.
 func TestSeqKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	m := shardmap.New()
-	keys := make([]shardmap.Key, 80)
+	keys, goKeys := make([]shardmap.Key, 80), make([]shardmap.Key, 80)
 	for step := range 3000 {
 		blocks := make([]Block, r.IntN(71))
 		for i := range blocks {
@@ -23,6 +25,10 @@ func TestSeqKeys(t *testing.T) {
 		}
 		root, prev := r.IntN(2) == 0, r.Uint64()
 		seqKeys(keys, blocks, prev, root, m.Keyer())
+		chainKeysGo(goKeys, blocks, prev, m.Keyer())
+		if !root && !slices.Equal(keys[:len(blocks)], goKeys[:len(blocks)]) {
+			t.Fatalf("step %d: chainKeys and chainKeysGo differ", step)
+		}
 		for i, b := range blocks {
 			seq := chain.Chain(prev, b.Local)
 			if i == 0 && root {
@@ -62,6 +68,15 @@ func TestIDHashes(t *testing.T) {
 				ws.idHashes(blocks, pending, addrs)
 			} else {
 				ws.idHashes(blocks, pending, nil)
+			}
+			// Its loop (assembly on amd64) writes what hashIDsGo does.
+			goPending, goAddrs := make([]pendingBlock, len(blocks)), make([]uintptr, len(blocks))
+			if !with {
+				goAddrs = nil
+			}
+			hashIDsGo(goPending, blocks, goAddrs, shardmap.NewKeyer(ws.k0, ws.k1), uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask))
+			if !slices.Equal(pending[:len(blocks)], goPending) || with && !slices.Equal(addrs[:len(blocks)], goAddrs) {
+				t.Fatalf("step %d: hashIDs and hashIDsGo differ", step)
 			}
 			for i, b := range blocks {
 				h := ws.idHash(b.Hash)

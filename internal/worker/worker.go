@@ -476,17 +476,25 @@ func freshRun(ns []node, keys []shardmap.Key, blocks []Block, pending []pendingB
 
 // seqKeys writes keys[i], for each of blocks, as the shared tables' Key of
 // the block's sequence hash: chained from prev, the parent's, or for a
-// block at position 0 (root: the batch's first) its local hash alone. A
-// loop of its own keeps the chain and the secret in registers.
+// block at position 0 (root: the batch's first) its local hash alone.
 func seqKeys(keys []shardmap.Key, blocks []Block, prev uint64, root bool, kr shardmap.Keyer) {
 	keys = keys[:len(blocks)]
-	i := 0
 	if root && len(blocks) > 0 {
 		prev = blocks[0].Local
 		keys[0] = kr.Key(prev)
-		i = 1
+		keys, blocks = keys[1:], blocks[1:]
 	}
-	for ; i < len(blocks); i++ {
+	chainKeys(keys, blocks, prev, kr)
+}
+
+// chainKeysGo is seqKeys' loop: keys[i] is the Key of block i's sequence
+// hash, chained from prev for the first. A loop of its own keeps the chain
+// and the secret in registers; on amd64 it is assembly (chainKeys,
+// prepare_amd64.s), where Go's multiplies pinned the registers they use
+// and the loop spilled around them.
+func chainKeysGo(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer) {
+	keys = keys[:len(blocks)]
+	for i := range blocks {
 		prev = chain.Chain(prev, blocks[i].Local)
 		keys[i] = kr.Key(prev)
 	}

@@ -1,0 +1,144 @@
+//go:build amd64 && gc && !purego && !noasm && !race
+
+#include "go_asm.h"
+#include "textflag.h"
+
+// func chainKeysAsm(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer)
+//
+// chainKeysGo in registers: per block, chain.Chain(prev, Local) (XXH3's
+// 16-byte path with its seed's bitflips, R12 and R13, and its multiplier,
+// R14), then shardmap.Hash of the result under (k0, k1) = (R15, BX), k1's
+// parity as a mask in SI. R8 walks the blocks up to R10, R9 the keys, R11
+// holds the chain.
+TEXT ·chainKeysAsm(SB), NOSPLIT|NOFRAME, $0-72
+	MOVQ keys_base+0(FP), R9
+	MOVQ blocks_base+24(FP), R8
+	MOVQ blocks_len+32(FP), R10
+	SHLQ $4, R10
+	ADDQ R8, R10
+	MOVQ prev+48(FP), R11
+	MOVQ kr_k0+56(FP), R15
+	MOVQ kr_k1+64(FP), BX
+	MOVQ BX, SI
+	ANDQ $1, SI
+	NEGQ SI
+	MOVQ $0x6782737bea423ef2, R12
+	MOVQ $0xaf56bc3b09964d01, R13
+	MOVQ $0x165667919e3779f9, R14
+	CMPQ R8, R10
+	JEQ  done
+
+loop:
+	// seq = Chain(prev, local)
+	MOVQ Block_Local(R8), CX
+	XORQ R13, CX // hi
+	MOVQ R11, AX
+	XORQ R12, AX // lo
+	MOVQ AX, DI
+	BSWAPQ DI
+	MULQ CX
+	XORQ DX, AX
+	ADDQ CX, AX
+	ADDQ DI, AX
+	ADDQ $16, AX
+	MOVQ AX, DI
+	SHRQ $37, DI
+	XORQ DI, AX
+	IMULQ R14, AX
+	MOVQ AX, DI
+	SHRQ $32, DI
+	XORQ DI, AX
+	MOVQ AX, R11
+	MOVQ AX, 0(R9)
+
+	// Hash(seq, k0, k1)
+	MOVQ AX, CX
+	ROLQ $32, CX
+	XORQ BX, CX
+	ANDQ SI, CX
+	XORQ R15, AX
+	MULQ CX
+	XORQ DX, AX
+	MOVQ AX, DX
+	SHRQ $32, DX
+	XORQ DX, AX
+	MOVQ AX, 8(R9)
+
+	ADDQ $Block__size, R8
+	ADDQ $16, R9
+	CMPQ R8, R10
+	JNE  loop
+
+done:
+	RET
+
+// func hashIDsAsm(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr)
+//
+// hashIDsGo in registers: per block, shardmap.Hash of its engine id under
+// (k0, k1) = (R15, BX), k1's parity as a mask in SI, into its pending
+// block; and when addrs is not empty, the address of its bucket, base R12
+// plus (hash & bmask R13) buckets. R8 walks the blocks up to R10, R9 the
+// pending blocks, R11 the addresses.
+TEXT ·hashIDsAsm(SB), NOSPLIT|NOFRAME, $0-104
+	MOVQ pending_base+0(FP), R9
+	MOVQ blocks_base+24(FP), R8
+	MOVQ blocks_len+32(FP), R10
+	SHLQ $4, R10
+	ADDQ R8, R10
+	MOVQ addrs_base+48(FP), R11
+	MOVQ kr_k0+72(FP), R15
+	MOVQ kr_k1+80(FP), BX
+	MOVQ BX, SI
+	ANDQ $1, SI
+	NEGQ SI
+	MOVQ base+88(FP), R12
+	MOVQ bmask+96(FP), R13
+	CMPQ R8, R10
+	JEQ  done
+	CMPQ addrs_len+56(FP), $0
+	JNE  withAddrs
+
+hashes:
+	MOVQ Block_Hash(R8), AX
+	MOVQ AX, CX
+	ROLQ $32, CX
+	XORQ BX, CX
+	ANDQ SI, CX
+	XORQ R15, AX
+	MULQ CX
+	XORQ DX, AX
+	MOVQ AX, DX
+	SHRQ $32, DX
+	XORQ DX, AX
+	MOVQ AX, pendingBlock_idh(R9)
+	ADDQ $Block__size, R8
+	ADDQ $pendingBlock__size, R9
+	CMPQ R8, R10
+	JNE  hashes
+	RET
+
+withAddrs:
+	MOVQ Block_Hash(R8), AX
+	MOVQ AX, CX
+	ROLQ $32, CX
+	XORQ BX, CX
+	ANDQ SI, CX
+	XORQ R15, AX
+	MULQ CX
+	XORQ DX, AX
+	MOVQ AX, DX
+	SHRQ $32, DX
+	XORQ DX, AX
+	MOVQ AX, pendingBlock_idh(R9)
+	ANDQ R13, AX
+	SHLQ $const_idBucketShift, AX
+	ADDQ R12, AX
+	MOVQ AX, 0(R11)
+	ADDQ $Block__size, R8
+	ADDQ $pendingBlock__size, R9
+	ADDQ $8, R11
+	CMPQ R8, R10
+	JNE  withAddrs
+
+done:
+	RET
