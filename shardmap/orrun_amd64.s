@@ -120,15 +120,16 @@ done:
 	RET
 
 stop:
-	SUBQ keys_base+16(FP), R10
-	SHRQ $4, R10
-	MOVQ R10, ret+48(FP)
-	MOVB $0, ret1+56(FP)
-	RET
+	XORL AX, AX
+	JMP  at
 
 held:
+	MOVL $1, AX
+
+at:
+	// The index of the key at R10, and AX: whether it held a bit of mask.
 	SUBQ keys_base+16(FP), R10
 	SHRQ $4, R10
 	MOVQ R10, ret+48(FP)
-	MOVB $1, ret1+56(FP)
+	MOVB AX, ret1+56(FP)
 	RET

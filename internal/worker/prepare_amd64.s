@@ -3,6 +3,30 @@
 #include "go_asm.h"
 #include "textflag.h"
 
+// SECRET loads a shardmap.Keyer's secret: k0 into R15, k1 into BX, and
+// k1's parity as a mask into SI (Hash hashes every key alike for an even
+// k1).
+#define SECRET(k0, k1) \
+	MOVQ k0, R15; \
+	MOVQ k1, BX; \
+	MOVQ BX, SI; \
+	ANDQ $1, SI; \
+	NEGQ SI
+
+// HASH replaces AX with shardmap.Hash(AX, R15, BX), SI k1's parity mask,
+// using CX and DX.
+#define HASH \
+	MOVQ AX, CX; \
+	ROLQ $32, CX; \
+	XORQ BX, CX; \
+	ANDQ SI, CX; \
+	XORQ R15, AX; \
+	MULQ CX; \
+	XORQ DX, AX; \
+	MOVQ AX, DX; \
+	SHRQ $32, DX; \
+	XORQ DX, AX
+
 // func chainKeysAsm(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer)
 //
 // chainKeysGo in registers: per block, chain.Chain(prev, Local) (XXH3's
@@ -17,11 +41,7 @@ TEXT ·chainKeysAsm(SB), NOSPLIT|NOFRAME, $0-72
 	SHLQ $4, R10
 	ADDQ R8, R10
 	MOVQ prev+48(FP), R11
-	MOVQ kr_k0+56(FP), R15
-	MOVQ kr_k1+64(FP), BX
-	MOVQ BX, SI
-	ANDQ $1, SI
-	NEGQ SI
+	SECRET(kr_k0+56(FP), kr_k1+64(FP))
 	MOVQ $0x6782737bea423ef2, R12
 	MOVQ $0xaf56bc3b09964d01, R13
 	MOVQ $0x165667919e3779f9, R14
@@ -52,16 +72,7 @@ loop:
 	MOVQ AX, 0(R9)
 
 	// Hash(seq, k0, k1)
-	MOVQ AX, CX
-	ROLQ $32, CX
-	XORQ BX, CX
-	ANDQ SI, CX
-	XORQ R15, AX
-	MULQ CX
-	XORQ DX, AX
-	MOVQ AX, DX
-	SHRQ $32, DX
-	XORQ DX, AX
+	HASH
 	MOVQ AX, 8(R9)
 
 	ADDQ $Block__size, R8
@@ -86,11 +97,7 @@ TEXT ·hashIDsAsm(SB), NOSPLIT|NOFRAME, $0-104
 	SHLQ $4, R10
 	ADDQ R8, R10
 	MOVQ addrs_base+48(FP), R11
-	MOVQ kr_k0+72(FP), R15
-	MOVQ kr_k1+80(FP), BX
-	MOVQ BX, SI
-	ANDQ $1, SI
-	NEGQ SI
+	SECRET(kr_k0+72(FP), kr_k1+80(FP))
 	MOVQ base+88(FP), R12
 	MOVQ bmask+96(FP), R13
 	CMPQ R8, R10
@@ -100,16 +107,7 @@ TEXT ·hashIDsAsm(SB), NOSPLIT|NOFRAME, $0-104
 
 hashes:
 	MOVQ Block_Hash(R8), AX
-	MOVQ AX, CX
-	ROLQ $32, CX
-	XORQ BX, CX
-	ANDQ SI, CX
-	XORQ R15, AX
-	MULQ CX
-	XORQ DX, AX
-	MOVQ AX, DX
-	SHRQ $32, DX
-	XORQ DX, AX
+	HASH
 	MOVQ AX, pendingBlock_idh(R9)
 	ADDQ $Block__size, R8
 	ADDQ $pendingBlock__size, R9
@@ -119,16 +117,7 @@ hashes:
 
 withAddrs:
 	MOVQ Block_Hash(R8), AX
-	MOVQ AX, CX
-	ROLQ $32, CX
-	XORQ BX, CX
-	ANDQ SI, CX
-	XORQ R15, AX
-	MULQ CX
-	XORQ DX, AX
-	MOVQ AX, DX
-	SHRQ $32, DX
-	XORQ DX, AX
+	HASH
 	MOVQ AX, pendingBlock_idh(R9)
 	ANDQ R13, AX
 	SHLQ $const_idBucketShift, AX
