@@ -775,7 +775,7 @@ func (m *Map) Keyer() Keyer { return Keyer{m.k0, m.k1} }
 func (k Keyer) Hash(key uint64) uint64 { return Hash(key, k.k0, k.k1) }
 
 // Key returns key with its slot hash.
-func (k Keyer) Key(key uint64) Key { return Key{key, Hash(key, k.k0, k.k1)} }
+func (k Keyer) Key(key uint64) Key { return Key{key, k.Hash(key)} }
 
 // readyTab returns a single writer's table pointer of hash h at pos in
 // the common case, and inlines: a hot position whose level exists; else

@@ -579,12 +579,8 @@ func (ws *State) idAddr(h uint64) uintptr {
 }
 
 // idHashes writes each block's engine-id hash into pending (idh), and
-// with addrs (not nil) its idAddr into addrs.
+// with addrs (not empty) its idAddr into addrs.
 func (ws *State) idHashes(blocks []Block, pending []pendingBlock, addrs []uintptr) {
-	pending = pending[:len(blocks)]
-	if addrs != nil {
-		addrs = addrs[:len(blocks)]
-	}
 	hashIDs(pending, blocks, addrs, shardmap.NewKeyer(ws.k0, ws.k1), uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask))
 }
 

@@ -13,6 +13,13 @@
 	ANDQ $1, SI; \
 	NEGQ SI
 
+// BLOCKS loads the blocks' cursor into R8 and their end into R10.
+#define BLOCKS(base, len) \
+	MOVQ base, R8; \
+	MOVQ len, R10; \
+	SHLQ $4, R10; \
+	ADDQ R8, R10
+
 // HASH replaces AX with shardmap.Hash(AX, R15, BX), SI k1's parity mask,
 // using CX and DX.
 #define HASH \
@@ -36,10 +43,7 @@
 // holds the chain.
 TEXT ·chainKeysAsm(SB), NOSPLIT|NOFRAME, $0-72
 	MOVQ keys_base+0(FP), R9
-	MOVQ blocks_base+24(FP), R8
-	MOVQ blocks_len+32(FP), R10
-	SHLQ $4, R10
-	ADDQ R8, R10
+	BLOCKS(blocks_base+24(FP), blocks_len+32(FP))
 	MOVQ prev+48(FP), R11
 	SECRET(kr_k0+56(FP), kr_k1+64(FP))
 	MOVQ $0x6782737bea423ef2, R12
@@ -92,10 +96,7 @@ done:
 // pending blocks, R11 the addresses.
 TEXT ·hashIDsAsm(SB), NOSPLIT|NOFRAME, $0-104
 	MOVQ pending_base+0(FP), R9
-	MOVQ blocks_base+24(FP), R8
-	MOVQ blocks_len+32(FP), R10
-	SHLQ $4, R10
-	ADDQ R8, R10
+	BLOCKS(blocks_base+24(FP), blocks_len+32(FP))
 	MOVQ addrs_base+48(FP), R11
 	SECRET(kr_k0+72(FP), kr_k1+80(FP))
 	MOVQ base+88(FP), R12
