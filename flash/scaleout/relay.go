@@ -51,7 +51,10 @@ func NewRelay(js jetstream.JetStream, prefix string) *Relay {
 }
 
 // Publish publishes ev with message ID id (MsgID) and returns its stream
-// sequence; a duplicate within the window returns the first copy's.
+// sequence; a duplicate within the window returns the first copy's. It
+// waits for the acknowledgement until ctx is done: a message that reached a
+// node as it stopped gets none, so give each try its own deadline and try
+// again with the same id, which the stream keeps once.
 func (r *Relay) Publish(ctx context.Context, id string, ev *flash.Event) (uint64, error) {
 	r.buf = AppendEvent(r.buf[:0], ev)
 	r.msg.Subject = r.subject(ev)

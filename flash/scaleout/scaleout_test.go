@@ -166,13 +166,21 @@ func (wl workload) differences(ix, want flash.Index) int {
 	return diff
 }
 
+// publish publishes evs through r, evs[i] with message ID from+i, trying
+// each again until the stream acknowledges it.
+//
+// Each try has a deadline of its own: a message sent to a node as it stops
+// gets no reply, and its request would otherwise wait out the whole
+// budget. The message ID makes a try that did land harmless to repeat.
 func publish(t *testing.T, r *Relay, evs []flash.Event, from int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := range evs {
 		for {
-			_, err := r.Publish(ctx, MsgID("engine-a", uint64(from+i), 0), &evs[i])
+			try, stop := context.WithTimeout(ctx, 2*time.Second)
+			_, err := r.Publish(try, MsgID("engine-a", uint64(from+i), 0), &evs[i])
+			stop()
 			if err == nil {
 				break
 			}
