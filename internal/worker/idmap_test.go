@@ -35,7 +35,7 @@ func TestIDMap_RandomOps(t *testing.T) {
 					batch[i].Hash = uint64(r.Uint64() >> r.IntN(64)) // 0 too
 				}
 				ws.batch = batch
-				var slots []*uint32
+				var slots []*uint32 // the words the claims' slots name
 				var fresh []int
 				for i, b := range batch {
 					slot, v, found := ws.claimID(b.Hash, ws.idHash(b.Hash), i)
@@ -56,10 +56,10 @@ func TestIDMap_RandomOps(t *testing.T) {
 					case found:
 						t.Fatalf("step %d: claim finds an id never set", step)
 					default:
-						slots, fresh = append(slots, slot), append(fresh, i)
+						slots, fresh = append(slots, ws.ids.word(slot)), append(fresh, i)
 						// Prepare prefetches the line at idAddr for it.
 						claims++
-						if a, line := uintptr(unsafe.Pointer(slot)), ws.idAddr(ws.idHash(b.Hash)); a >= line && a < line+64 {
+						if a, line := uintptr(unsafe.Pointer(ws.ids.word(slot))), ws.idAddr(ws.idHash(b.Hash)); a >= line && a < line+64 {
 							home++
 						}
 					}
@@ -270,7 +270,7 @@ func TestIDMap_ShrinkForgetsTheDroppedID(t *testing.T) {
 		if found {
 			t.Fatalf("id %x found before it was set", k)
 		}
-		ws.setID(slot, k, ni)
+		ws.setID(ws.ids.word(slot), k, ni)
 		ws.node(ni).st++
 		ws.batch = nil
 	}

@@ -115,9 +115,23 @@ func lowZeroByte(x uint64) uint64 {
 // hiBytes: the top bits of the four bytes that hi's tags fill.
 const hiBytes = 0x8080_8080
 
-// An id's slot is named by its bucket and its index in it, b<<4 | j; -1 is
-// id 0's place.
+// An id's slot is named by its bucket and its index in it, b<<4 | j.
 const idSlotBits = 4
+
+// idSlot names an id's value word: the table's uint32 word that it is,
+// b<<idSlotBits | (idValsWord+j) for slot j of bucket b, or id 0's
+// (idZSlot). Unlike a pointer, a claim's word named so is stored with no
+// write barrier, and found from the table's address with one add. 32 bits
+// name 2^28 buckets, more than a worker's 2^30 nodes fill.
+type idSlot uint32
+
+const idZSlot = ^idSlot(0)
+
+// idValsWord is the index of a bucket's first value word.
+const idValsWord = int(unsafe.Offsetof(idBucket{}.vals) / 4)
+
+// slotWord is the idSlot of slot s (b<<idSlotBits | j).
+func slotWord(s int) idSlot { return idSlot(s + idValsWord) }
 
 // idBucketFill: a bucket table grows when its ids would pass 10 of 12
 // slots a bucket on average (83%); a probe then still ends in the home
@@ -166,6 +180,23 @@ func (m *idMap) slots() int { return len(m.b) * idBucketSlots }
 
 // at returns the value of slot s.
 func (m *idMap) at(s int) *uint32 { return &m.b[s>>idSlotBits].vals[s&(1<<idSlotBits-1)] }
+
+// word returns the value word that s names.
+func (m *idMap) word(s idSlot) *uint32 {
+	if s == idZSlot {
+		return &m.zv
+	}
+	return &m.b[s>>idSlotBits].vals[int(s&(1<<idSlotBits-1))-idValsWord]
+}
+
+// wordAt is word where base is the table's address, with no bounds check:
+// for s that a claim of the current batch returned.
+func (m *idMap) wordAt(base unsafe.Pointer, s idSlot) *uint32 {
+	if s == idZSlot {
+		return &m.zv
+	}
+	return (*uint32)(unsafe.Add(base, uintptr(s)*4))
+}
 
 // idTag is an id's tag: the top byte of its hash, 1 for 0 (0 marks a free
 // slot). Of 255 values, not intMap's 128: a probe for a new id, the most
@@ -284,20 +315,20 @@ func (ws *State) getID(k uint64) (uint32, bool) {
 	return 0, false
 }
 
-// claimID returns id k's slot (its value's word) and value when the worker
-// has it; otherwise it inserts k (of hash h) as block i of the batch
-// (ws.batch) and returns its slot. The caller made room first
+// claimID returns id k's slot (naming its value's word) and value when
+// the worker has it; otherwise it inserts k (of hash h) as block i of the
+// batch (ws.batch) and returns its slot. The caller made room first
 // (reserveIDs), so a claim never grows the table and a slot it returns
 // stays k's until the next delete: nothing in the table moves.
-func (ws *State) claimID(k, h uint64, i int) (slot *uint32, v uint32, found bool) {
+func (ws *State) claimID(k, h uint64, i int) (slot idSlot, v uint32, found bool) {
 	m := &ws.ids
 	if k == 0 {
 		if m.hasZ {
-			return &m.zv, m.zv, true
+			return idZSlot, m.zv, true
 		}
 		m.hasZ, m.zv = true, idClaim|uint32(i)
 		m.n++
-		return &m.zv, m.zv, false
+		return idZSlot, m.zv, false
 	}
 	// The home bucket first, here: nearly every probe ends in it.
 	home := h & m.bmask
@@ -305,12 +336,12 @@ func (ws *State) claimID(k, h uint64, i int) (slot *uint32, v uint32, found bool
 	tag := idTag(h)
 	for c := bk.match(tag); c != 0; c &= c - 1 {
 		if j := slotOf(c); ws.idKey(bk.vals[j]) == k {
-			return &bk.vals[j], bk.vals[j], true
+			return slotWord(int(home)<<idSlotBits | j), bk.vals[j], true
 		}
 	}
 	if bk.over != 0 {
 		if s, ok := ws.idFindHashed(k, h); ok {
-			return m.at(s), *m.at(s), true
+			return slotWord(s), *m.at(s), true
 		}
 	}
 	m.n++
@@ -319,10 +350,10 @@ func (ws *State) claimID(k, h uint64, i int) (slot *uint32, v uint32, found bool
 		if j := bk.firstFree(); j < idBucketSlots {
 			// The probe showed where k goes: no second one.
 			bk.put(j, tag, v)
-			return &bk.vals[j], v, false
+			return slotWord(int(home)<<idSlotBits | j), v, false
 		}
 	}
-	return m.at(ws.idInsert(h, v)), v, false
+	return slotWord(ws.idInsert(h, v)), v, false
 }
 
 // claimAll claims the engine id of each of blocks (ws.batch) in order,
@@ -358,15 +389,24 @@ func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardma
 // home bucket has room and no other id of its tag, which claimID would put
 // in that bucket's first free slot, as claimNew does. It returns the index
 // of the first block whose claim is not one (len(blocks) when none is).
-// Its loop calls nothing: a call (claimID's) in it cost the loop its
-// registers, spilled and reloaded around it.
+// Its loop (claimRun's) calls nothing: a call (claimID's) in it cost the
+// loop its registers, spilled and reloaded around it.
 func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
+	// Every pass of the loop claims, so the count is the passes.
+	m := &ws.ids
+	n := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending[:len(blocks)], i)
+	m.n += n - i
+	return n
+}
+
+// claimRunGo is claimNew's loop over a table of buckets from base, bmask
+// the buckets less one, with pending as long as blocks; it returns where
+// it stopped.
+func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
 	// The table's fields in registers: Go reloads a field after any store.
-	// Every pass of the loop claims, so the count is the passes. A bucket
-	// is found from the table's address, as idAddr finds it: bmask is the
-	// buckets less one, so no bounds check is needed (nor the register).
-	m, from := &ws.ids, i
-	base, bmask := unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask
+	// A bucket is found from the table's address, as idAddr finds it:
+	// bmask is the buckets less one, so no bounds check is needed (nor the
+	// register).
 	pending = pending[:len(blocks)]
 	for ; i < len(blocks); i++ {
 		h, k := pending[i].idh, blocks[i].Hash
@@ -380,9 +420,8 @@ func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
 			break
 		}
 		bk.put(j, tag, idClaim|uint32(i))
-		pending[i].slot, pending[i].dup = &bk.vals[j], false
+		pending[i].slot, pending[i].dup = slotWord(int(h&bmask)<<idSlotBits|j), false
 	}
-	m.n += i - from
 	return i
 }
 

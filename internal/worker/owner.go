@@ -68,10 +68,10 @@ type Content struct {
 }
 
 type pendingBlock struct {
+	idh  uint64 // the engine id's hash in the worker's map
 	node uint32 // the worker's node of a duplicate (claimAll checks it)
+	slot idSlot // a new block's engine id's value word in the worker's map (claimID)
 	dup  bool
-	slot *uint32 // a new block's engine id's value word in the worker's map (claimID)
-	idh  uint64  // the engine id's hash in the worker's map
 }
 
 // keepScratch: the scratch buffers for one event stay between events up to

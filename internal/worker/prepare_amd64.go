@@ -30,6 +30,19 @@ func hashIDs(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardma
 //go:noescape
 func hashIDsAsm(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr)
 
+// claimRun is claimRunGo in assembly (prepare_amd64.s): pending as long
+// as blocks at least. Its bucket tests are two SSE2 byte compares of the
+// tags, the overflow count and the padding (idBucket's first 16 bytes).
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
+	if i >= len(blocks) {
+		return i
+	}
+	return claimRunAsm(base, bmask, blocks, pending[:len(blocks)], i)
+}
+
+//go:noescape
+func claimRunAsm(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
+
 // idBucketShift: a bucket is 1<<idBucketShift bytes, as the assembly
 // steps.
 const idBucketShift = 6
@@ -37,4 +50,10 @@ const idBucketShift = 6
 var (
 	_ [unsafe.Sizeof(idBucket{}) - 1<<idBucketShift]struct{}
 	_ [1<<idBucketShift - unsafe.Sizeof(idBucket{})]struct{}
+	// claimRunAsm reads the tags, the overflow count and the padding as
+	// the bucket's first 16 bytes: the count is byte idBucketSlots.
+	_ [unsafe.Offsetof(idBucket{}.over) - idBucketSlots]struct{}
+	_ [idBucketSlots - unsafe.Offsetof(idBucket{}.over)]struct{}
+	_ [unsafe.Offsetof(idBucket{}.vals) - 16]struct{}
+	_ [16 - unsafe.Offsetof(idBucket{}.vals)]struct{}
 )

@@ -132,3 +132,87 @@ withAddrs:
 
 done:
 	RET
+
+// func claimRunAsm(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
+//
+// claimRunGo in registers, from block i < len(blocks): R8 walks the blocks
+// up to R10, R9 the pending blocks, R11 counts i; the table's base is in
+// R12, bmask in R13, 0x0101… in R14 (a byte times it fills a word), and
+// X3 is 0. A bucket's first 16 bytes (X1) are its 12 tags, its overflow
+// count and 3 bytes of padding, which are 0: one byte compare with the
+// tag finds whether a slot has it, one with 0 the free slots and whether
+// the count is 0.
+TEXT ·claimRunAsm(SB), NOSPLIT|NOFRAME, $0-80
+	MOVQ base+0(FP), R12
+	MOVQ bmask+8(FP), R13
+	MOVQ i+64(FP), R11
+	BLOCKS(blocks_base+16(FP), blocks_len+24(FP))
+	MOVQ R11, AX
+	SHLQ $4, AX
+	ADDQ AX, R8
+	MOVQ pending_base+40(FP), R9
+	IMUL3Q $pendingBlock__size, R11, AX
+	ADDQ AX, R9
+	MOVQ $0x0101010101010101, R14
+	PXOR X3, X3
+
+loop:
+	MOVQ Block_Hash(R8), AX
+	TESTQ AX, AX
+	JEQ  done // id 0: claimID's
+	MOVQ pendingBlock_idh(R9), BX
+	MOVQ BX, CX
+	ANDQ R13, CX
+	SHLQ $const_idBucketShift, CX
+	ADDQ R12, CX // the home bucket
+	MOVOU (CX), X1
+
+	// idTag: h>>56, 1 for 0.
+	SHRQ $56, BX
+	LEAQ -1(BX), DX
+	SHRQ $63, DX
+	ORQ  DX, BX
+
+	// A slot with the tag: another id that may be this one.
+	MOVQ BX, DX
+	IMULQ R14, DX
+	MOVQ DX, X0
+	PUNPCKLQDQ X0, X0
+	PCMPEQB X1, X0
+	PMOVMSKB X0, DX
+	TESTL $(1<<const_idBucketSlots-1), DX
+	JNE  done
+
+	// The free slots (bits 0–11), and the overflow count's byte (bit 12):
+	// an id past this bucket needs a probe.
+	MOVO X3, X0
+	PCMPEQB X1, X0
+	PMOVMSKB X0, DX
+	BTL  $const_idBucketSlots, DX
+	JCC  done
+	ANDL $(1<<const_idBucketSlots-1), DX
+	JEQ  done // full
+	BSFL DX, DX
+
+	// put: the tag, and the claim of block i.
+	MOVB BX, (CX)(DX*1)
+	MOVL R11, AX
+	ORL  $const_idClaim, AX
+	MOVL AX, idBucket_vals(CX)(DX*4)
+
+	// The slot, the value word's index in the table.
+	LEAQ idBucket_vals(CX)(DX*4), CX
+	SUBQ R12, CX
+	SHRQ $2, CX
+	MOVL CX, pendingBlock_slot(R9)
+	MOVB $0, pendingBlock_dup(R9)
+
+	INCQ R11
+	ADDQ $Block__size, R8
+	ADDQ $pendingBlock__size, R9
+	CMPQ R8, R10
+	JNE  loop
+
+done:
+	MOVQ R11, ret+72(FP)
+	RET

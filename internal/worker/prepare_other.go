@@ -2,11 +2,20 @@
 
 package worker
 
-import "github.com/flashindexer/flashindexer/shardmap"
+import (
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/shardmap"
+)
 
 // chainKeys is chainKeysGo where there is no assembly for it.
 func chainKeys(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer) {
 	chainKeysGo(keys, blocks, prev, kr)
+}
+
+// claimRun is claimRunGo where there is no assembly for it.
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
+	return claimRunGo(base, bmask, blocks, pending, i)
 }
 
 // hashIDs is hashIDsGo where there is no assembly for it.

@@ -95,3 +95,88 @@ func TestIDHashes(t *testing.T) {
 		}
 	}
 }
+
+// claimRun (assembly on amd64) claims what claimRunGo does, from the same
+// tables: batches of 0 to 40 blocks from any start, over buckets empty,
+// part full with holes, full, and past which ids overflowed; ids of tags
+// their home bucket has, and id 0. Each claim's slot names its word,
+// which holds the claim.
+func TestClaimRun_IsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
+	m := &ws.ids
+	var stops [4]int // id 0, a tag, an overflow, a full bucket
+	claims := 0
+	for round := range 200 {
+		m.alloc(16)
+		type held struct {
+			h uint64
+			s int
+		}
+		var in []held
+		for range r.IntN(16 * idBucketSlots) { // never full: idInsert needs a free slot
+			h := r.Uint64()
+			in = append(in, held{h, ws.idInsert(h, uint32(r.IntN(1000)))})
+		}
+		for _, x := range in {
+			if r.IntN(4) == 0 {
+				ws.idDelete(x.h, x.s)
+			}
+		}
+		for step := range 50 {
+			blocks := make([]Block, r.IntN(41))
+			pending := make([]pendingBlock, len(blocks))
+			for i := range blocks {
+				blocks[i].Hash = r.Uint64() | 1
+				if r.IntN(30) == 0 {
+					blocks[i].Hash = 0
+				}
+				h := r.Uint64()
+				if bk := &m.b[h&m.bmask]; r.IntN(3) == 0 && bk.lo() != 0 {
+					// A tag that its home bucket has.
+					j := r.IntN(idBucketSlots)
+					for bk.tag(j) == 0 {
+						j = (j + 1) % idBucketSlots
+					}
+					h = h&^(0xff<<56) | uint64(bk.tag(j))<<56
+				}
+				pending[i] = pendingBlock{idh: h, node: r.Uint32(), slot: idSlot(r.Uint32()), dup: true}
+			}
+			from := r.IntN(len(blocks) + 1)
+			goB, goP := slices.Clone(m.b), slices.Clone(pending)
+			want := claimRunGo(unsafe.Pointer(unsafe.SliceData(goB)), m.bmask, blocks, goP, from)
+			got := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending, from)
+			if got != want || !slices.Equal(m.b, goB) || !slices.Equal(pending, goP) {
+				t.Fatalf("round %d step %d: claimRun from %d of %d = %d, claimRunGo %d (tables alike: %v, pending alike: %v)",
+					round, step, from, len(blocks), got, want, slices.Equal(m.b, goB), slices.Equal(pending, goP))
+			}
+			for i := from; i < got; i++ {
+				if *m.word(pending[i].slot) != idClaim|uint32(i) || pending[i].dup {
+					t.Fatalf("round %d step %d: block %d's slot %x holds %x", round, step, i, pending[i].slot, *m.word(pending[i].slot))
+				}
+			}
+			claims += got - from
+			if got < len(blocks) {
+				bk := &m.b[pending[got].idh&m.bmask]
+				switch {
+				case blocks[got].Hash == 0:
+					stops[0]++
+				case bk.has(idTag(pending[got].idh)):
+					stops[1]++
+				case bk.over != 0:
+					stops[2]++
+				case bk.firstFree() == idBucketSlots:
+					stops[3]++
+				default:
+					t.Fatalf("round %d step %d: claimRun stopped at block %d, which it could claim", round, step, got)
+				}
+			}
+		}
+	}
+	for why, n := range stops {
+		if n < 100 {
+			t.Fatalf("%d stops for reason %d (of %v), %d claims: too few to test it", n, why, stops, claims)
+		}
+	}
+	t.Logf("%d claims; stops at id 0, a tag, an overflow, a full bucket: %v", claims, stops)
+}

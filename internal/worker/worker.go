@@ -2,6 +2,7 @@ package worker
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
 	"github.com/flashindexer/flashindexer/internal/order"
@@ -418,7 +419,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 				ni, ns := ws.freshNodes(run - i)
 				if len(ns) == 0 {
 					ni = ws.newNode(node{seq: keys[i].K, ext: blocks[i].Hash, pos: uint32(pos + i), parent: parent, st: 1 | nodeOwnID | nodeAttached})
-					*pending[i].slot = ni
+					*ws.ids.word(pending[i].slot) = ni
 					stored++
 					parent, pp = ni+1, ws.node(ni)
 					i++
@@ -432,7 +433,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 					}
 					pp.kids++
 				}
-				freshRun(ns, keys[i:], blocks[i:], pending[i:], uint32(pos+i), ni, parent)
+				freshRun(&ws.ids, ns, keys[i:], blocks[i:], pending[i:], uint32(pos+i), ni, parent)
 				parent, pp = ni+uint32(len(ns)), &ns[len(ns)-1]
 				stored += len(ns)
 				i += len(ns)
@@ -458,15 +459,16 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 // freshRun writes fresh nodes ns (node ni, ni+1, …) for the blocks of
 // keys, blocks and pending (their first len(ns)), from position pos, each
 // the parent of the next and the first under node parent-1; and gives
-// each block's engine id its node. Apart from Commit, whose loop keeps
+// each block's engine id its node, in map m. Apart from Commit, whose loop keeps
 // more than the registers hold, its loop keeps what it needs in them.
-func freshRun(ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
+func freshRun(m *idMap, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
 	keys, blocks, pending = keys[:len(ns)], blocks[:len(ns)], pending[:len(ns)]
+	base := unsafe.Pointer(unsafe.SliceData(m.b))
 	for k := range ns {
 		np := &ns[k]
 		np.seq, np.ext, np.pos, np.parent = keys[k].K, blocks[k].Hash, pos, parent
 		np.kids, np.st = 1, 1|nodeOwnID|nodeAttached|nodeLive
-		*pending[k].slot = ni
+		*m.wordAt(base, pending[k].slot) = ni
 		parent = ni + 1
 		ni++
 		pos++
@@ -525,7 +527,7 @@ const prefetchFrom = 4
 // content (pos, key.K) under node parent-1 and returns the content's node.
 // key is hashed for the shared table once, in Prepare, for its prefetches
 // and this write.
-func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, parent uint32, slot *uint32) uint32 {
+func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, parent uint32, slot idSlot) uint32 {
 	seq := key.K
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
@@ -539,7 +541,7 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, pa
 		if !had {
 			// A new node: the id is its own.
 			ni := ws.newNode(node{seq: seq, ext: k, pos: pos, parent: parent, st: 1 | nodeOwnID | nodeAttached})
-			*slot = ni
+			*ws.ids.word(slot) = ni
 			return ni
 		}
 		// A second engine id for content the worker holds.
@@ -551,7 +553,7 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, pa
 		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
 		ws.content.put(ck, ni)
 	}
-	ws.setID(slot, k, ni)
+	ws.setID(ws.ids.word(slot), k, ni)
 	n := ws.node(ni)
 	n.st++ // one more ref
 	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
@@ -676,10 +678,6 @@ func (o *Owner) Clear(ws *State) {
 		ws.chunks = ws.chunks[:keep]
 	}
 	ws.resetIDs()
-	// The scratch's slots may point into the worker's old map (Commit
-	// leaves them, as clearing them per event cost more than the slots
-	// saved): cleared, they keep no map of a worker gone alive.
-	clear(o.pending[:cap(o.pending)])
 	ws.complex = false
 	ws.content = intMap{}
 	ws.links = nil
