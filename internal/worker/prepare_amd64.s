@@ -136,9 +136,9 @@ done:
 // func claimRunAsm(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
 //
 // claimRunGo in registers, from block i < len(blocks): R8 walks the blocks
-// up to R10, R9 the pending blocks, R11 counts i; the table's base is in
-// R12, bmask in R13, 0x0101… in R14 (a byte times it fills a word), and
-// X3 is 0. A bucket's first 16 bytes (X1) are its 12 tags, its overflow
+// up to R10, R9 the pending blocks, R11 counts i as its claim, idClaim|i;
+// the table's base is in R12, bmask in R13, 0x0101… in R14 (a byte times
+// it fills a word), and X3 is 0. A bucket's first 16 bytes (X1) are its 12 tags, its overflow
 // count and 3 bytes of padding, which are 0: one byte compare with the
 // tag finds whether a slot has it, one with 0 the free slots and whether
 // the count is 0.
@@ -153,6 +153,7 @@ TEXT ·claimRunAsm(SB), NOSPLIT|NOFRAME, $0-80
 	MOVQ pending_base+40(FP), R9
 	IMUL3Q $pendingBlock__size, R11, AX
 	ADDQ AX, R9
+	ORQ  $const_idClaim, R11
 	MOVQ $0x0101010101010101, R14
 	PXOR X3, X3
 
@@ -184,21 +185,19 @@ loop:
 	JNE  done
 
 	// The free slots (bits 0–11), and the overflow count's byte (bit 12):
-	// an id past this bucket needs a probe.
+	// an id past this bucket needs a probe. Both are there when the bits
+	// up to 12 are more than bit 12 alone.
 	MOVO X3, X0
 	PCMPEQB X1, X0
 	PMOVMSKB X0, DX
-	BTL  $const_idBucketSlots, DX
-	JCC  done
-	ANDL $(1<<const_idBucketSlots-1), DX
-	JEQ  done // full
+	ANDL $(1<<(const_idBucketSlots+1)-1), DX
+	CMPL DX, $(1<<const_idBucketSlots)
+	JLS  done // full, or ids past it
 	BSFL DX, DX
 
 	// put: the tag, and the claim of block i.
 	MOVB BX, (CX)(DX*1)
-	MOVL R11, AX
-	ORL  $const_idClaim, AX
-	MOVL AX, idBucket_vals(CX)(DX*4)
+	MOVL R11, idBucket_vals(CX)(DX*4)
 
 	// The slot, the value word's index in the table.
 	LEAQ idBucket_vals(CX)(DX*4), CX
@@ -214,5 +213,6 @@ loop:
 	JNE  loop
 
 done:
+	ANDQ $~const_idClaim, R11
 	MOVQ R11, ret+72(FP)
 	RET

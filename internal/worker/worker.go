@@ -459,8 +459,9 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 // freshRun writes fresh nodes ns (node ni, ni+1, …) for the blocks of
 // keys, blocks and pending (their first len(ns)), from position pos, each
 // the parent of the next and the first under node parent-1; and gives
-// each block's engine id its node, in map m. Apart from Commit, whose loop keeps
-// more than the registers hold, its loop keeps what it needs in them.
+// each block's engine id its node, in map m. Apart from Commit, whose loop
+// keeps more than the registers hold, its loop keeps what it needs in
+// them.
 func freshRun(m *idMap, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
 	keys, blocks, pending = keys[:len(ns)], blocks[:len(ns)], pending[:len(ns)]
 	base := unsafe.Pointer(unsafe.SliceData(m.b))
