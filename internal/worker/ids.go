@@ -189,11 +189,12 @@ func (m *idMap) word(s idSlot) *uint32 {
 	return &m.b[s>>idSlotBits].vals[int(s&(1<<idSlotBits-1))-idValsWord]
 }
 
-// wordAt is word where base is the table's address, with no bounds check:
-// for s that a claim of the current batch returned.
-func (m *idMap) wordAt(base unsafe.Pointer, s idSlot) *uint32 {
+// idWord is word of a map whose table is at base and whose id 0's word
+// is zv, with no bounds check: for s that a claim of the current batch
+// returned.
+func idWord(base unsafe.Pointer, zv *uint32, s idSlot) *uint32 {
 	if s == idZSlot {
-		return &m.zv
+		return zv
 	}
 	return (*uint32)(unsafe.Add(base, uintptr(s)*4))
 }

@@ -43,6 +43,13 @@ func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendi
 //go:noescape
 func claimRunAsm(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
 
+// freshLoop is freshLoopGo in assembly (prepare_amd64.s), with keys,
+// blocks and pending as long as ns, which its caller (freshRun) slices
+// them to.
+//
+//go:noescape
+func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32)
+
 // idBucketShift: a bucket is 1<<idBucketShift bytes, as the assembly
 // steps.
 const idBucketShift = 6
@@ -56,4 +63,10 @@ var (
 	_ [idBucketSlots - unsafe.Offsetof(idBucket{}.over)]struct{}
 	_ [unsafe.Offsetof(idBucket{}.vals) - 16]struct{}
 	_ [16 - unsafe.Offsetof(idBucket{}.vals)]struct{}
+	// freshLoopAsm writes a node's pos and parent as one word, and its
+	// kids and state as another.
+	_ [unsafe.Offsetof(node{}.parent) - unsafe.Offsetof(node{}.pos) - 4]struct{}
+	_ [unsafe.Offsetof(node{}.pos) + 4 - unsafe.Offsetof(node{}.parent)]struct{}
+	_ [unsafe.Offsetof(node{}.st) - unsafe.Offsetof(node{}.kids) - 4]struct{}
+	_ [unsafe.Offsetof(node{}.kids) + 4 - unsafe.Offsetof(node{}.st)]struct{}
 )

@@ -216,3 +216,65 @@ done:
 	ANDQ $~const_idClaim, R11
 	MOVQ R11, ret+72(FP)
 	RET
+
+// func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32)
+//
+// freshLoopGo in registers: DI walks the nodes up to
+// R10, SI the keys, R8 the blocks, R9 the pending blocks. A node's pos
+// and parent are one word, AX; the next node's, BX, steps by R14 (1 in
+// each half); its kids and state are the word R15. R11 is the node's
+// index, which its id's word (R12 the table, R13 id 0's word) gets.
+TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-124
+	MOVQ base+0(FP), R12
+	MOVQ zv+8(FP), R13
+	MOVQ ns_base+16(FP), DI
+	MOVQ ns_len+24(FP), R10
+	IMUL3Q $node__size, R10, R10
+	ADDQ DI, R10
+	MOVQ keys_base+40(FP), SI
+	MOVQ blocks_base+64(FP), R8
+	MOVQ pending_base+88(FP), R9
+	MOVL pos+112(FP), AX
+	MOVL ni+116(FP), R11
+	MOVL parent+120(FP), CX
+	SHLQ $32, CX
+	ORQ  CX, AX // pos | parent<<32
+	LEAL 1(R11), BX
+	SHLQ $32, BX
+	MOVL pos+112(FP), CX
+	INCL CX
+	ORQ  CX, BX // pos+1 | (ni+1)<<32
+	MOVQ $0x100000001, R14
+	MOVQ $(const_freshSt<<32|const_freshKids), R15
+	CMPQ DI, R10
+	JEQ  done
+
+loop:
+	MOVQ 0(SI), CX // K
+	MOVQ CX, node_seq(DI)
+	MOVQ Block_Hash(R8), CX
+	MOVQ CX, node_ext(DI)
+	MOVQ AX, node_pos(DI)
+	MOVQ R15, node_kids(DI)
+	MOVL pendingBlock_slot(R9), CX
+	CMPL CX, $-1
+	JEQ  zero
+	MOVL R11, (R12)(CX*4)
+
+next:
+	MOVQ BX, AX
+	ADDQ R14, BX
+	INCL R11
+	ADDQ $16, SI
+	ADDQ $Block__size, R8
+	ADDQ $pendingBlock__size, R9
+	ADDQ $node__size, DI
+	CMPQ DI, R10
+	JNE  loop
+
+done:
+	RET
+
+zero:
+	MOVL R11, 0(R13)
+	JMP  next

@@ -13,6 +13,11 @@ func chainKeys(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Key
 	chainKeysGo(keys, blocks, prev, kr)
 }
 
+// freshLoop is freshLoopGo where there is no assembly for it.
+func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
+	freshLoopGo(base, zv, ns, keys, blocks, pending, pos, ni, parent)
+}
+
 // claimRun is claimRunGo where there is no assembly for it.
 func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
 	return claimRunGo(base, bmask, blocks, pending, i)

@@ -180,3 +180,48 @@ func TestClaimRun_IsGo(t *testing.T) {
 	}
 	t.Logf("%d claims; stops at id 0, a tag, an overflow, a full bucket: %v", claims, stops)
 }
+
+// freshLoop (assembly on amd64) writes what freshLoopGo writes: the nodes,
+// and each claim's word (id 0's too), from runs of 1 to 40 blocks; each
+// node as freshRun's comment has it.
+func TestFreshLoop_IsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	var m idMap
+	m.alloc(16)
+	for step := range 3000 {
+		n := 1 + r.IntN(40)
+		ns := make([]node, n)
+		keys := make([]shardmap.Key, n)
+		blocks := make([]Block, n)
+		pending := make([]pendingBlock, n)
+		for k, s := range r.Perm(16 * idBucketSlots)[:n] {
+			keys[k] = shardmap.Key{K: r.Uint64(), H: r.Uint64()}
+			blocks[k] = Block{Hash: r.Uint64(), Local: r.Uint64()}
+			pending[k] = pendingBlock{idh: r.Uint64(), slot: slotWord(s/idBucketSlots<<idSlotBits | s%idBucketSlots)}
+		}
+		if r.IntN(3) == 0 {
+			pending[r.IntN(n)].slot = idZSlot
+		}
+		for k := range ns {
+			ns[k] = node{seq: r.Uint64(), st: r.Uint32()} // stale
+		}
+		pos, ni, parent := r.Uint32()>>1, r.Uint32()>>3, r.Uint32()
+		goNs, goM := slices.Clone(ns), m
+		goM.b = slices.Clone(m.b)
+		freshLoopGo(unsafe.Pointer(unsafe.SliceData(goM.b)), &goM.zv, goNs, keys, blocks, pending, pos, ni, parent)
+		freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, ns, keys, blocks, pending, pos, ni, parent)
+		if !slices.Equal(ns, goNs) || !slices.Equal(m.b, goM.b) || m.zv != goM.zv {
+			t.Fatalf("step %d: freshLoop and freshLoopGo differ (nodes alike: %v, table alike: %v, id 0's word %d, %d)",
+				step, slices.Equal(ns, goNs), slices.Equal(m.b, goM.b), m.zv, goM.zv)
+		}
+		for k, nd := range ns {
+			want := node{seq: keys[k].K, ext: blocks[k].Hash, pos: pos + uint32(k), parent: ni + uint32(k), kids: freshKids, st: freshSt}
+			if k == 0 {
+				want.parent = parent
+			}
+			if nd != want || *m.word(pending[k].slot) != ni+uint32(k) {
+				t.Fatalf("step %d: node %d = %+v, want %+v; its id's word %d", step, k, nd, want, *m.word(pending[k].slot))
+			}
+		}
+	}
+}

@@ -463,18 +463,31 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 // keeps more than the registers hold, its loop keeps what it needs in
 // them.
 func freshRun(m *idMap, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
+	n := len(ns)
+	freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, ns, keys[:n], blocks[:n], pending[:n], pos, ni, parent)
+	ns[len(ns)-1].kids = 0
+}
+
+// freshKids and freshSt are a fresh node's kids and state, as freshRun writes them
+// (the last node's kids then set to 0).
+const (
+	freshKids = 1
+	freshSt   = 1 | nodeOwnID | nodeAttached | nodeLive
+)
+
+// freshLoopGo is freshRun's loop, for a map whose table is at base and
+// whose id 0's word is zv, with keys, blocks and pending as long as ns.
+func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
 	keys, blocks, pending = keys[:len(ns)], blocks[:len(ns)], pending[:len(ns)]
-	base := unsafe.Pointer(unsafe.SliceData(m.b))
 	for k := range ns {
 		np := &ns[k]
 		np.seq, np.ext, np.pos, np.parent = keys[k].K, blocks[k].Hash, pos, parent
-		np.kids, np.st = 1, 1|nodeOwnID|nodeAttached|nodeLive
-		*m.wordAt(base, pending[k].slot) = ni
+		np.kids, np.st = freshKids, freshSt
+		*idWord(base, zv, pending[k].slot) = ni
 		parent = ni + 1
 		ni++
 		pos++
 	}
-	ns[len(ns)-1].kids = 0
 }
 
 // seqKeys writes keys[i], for each of blocks, as the shared tables' Key of
