@@ -63,8 +63,8 @@ var (
 	_ [idBucketSlots - unsafe.Offsetof(idBucket{}.over)]struct{}
 	_ [unsafe.Offsetof(idBucket{}.vals) - 16]struct{}
 	_ [16 - unsafe.Offsetof(idBucket{}.vals)]struct{}
-	// freshLoopAsm writes a node's pos and parent as one word, and its
-	// kids and state as another.
+	// freshLoop writes a node's pos and parent as one word, and its kids
+	// and state as another.
 	_ [unsafe.Offsetof(node{}.parent) - unsafe.Offsetof(node{}.pos) - 4]struct{}
 	_ [unsafe.Offsetof(node{}.pos) + 4 - unsafe.Offsetof(node{}.parent)]struct{}
 	_ [unsafe.Offsetof(node{}.st) - unsafe.Offsetof(node{}.kids) - 4]struct{}

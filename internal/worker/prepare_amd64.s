@@ -138,10 +138,10 @@ done:
 // claimRunGo in registers, from block i < len(blocks): R8 walks the blocks
 // up to R10, R9 the pending blocks, R11 counts i as its claim, idClaim|i;
 // the table's base is in R12, bmask in R13, 0x0101… in R14 (a byte times
-// it fills a word), and X3 is 0. A bucket's first 16 bytes (X1) are its 12 tags, its overflow
-// count and 3 bytes of padding, which are 0: one byte compare with the
-// tag finds whether a slot has it, one with 0 the free slots and whether
-// the count is 0.
+// it fills a word), and X3 is 0. A bucket's first 16 bytes (X1) are its
+// 12 tags, its overflow count and 3 bytes of padding, which are 0: one
+// byte compare with the tag finds whether a slot has it, one with 0 the
+// free slots and whether the count is 0.
 TEXT ·claimRunAsm(SB), NOSPLIT|NOFRAME, $0-80
 	MOVQ base+0(FP), R12
 	MOVQ bmask+8(FP), R13
@@ -219,11 +219,12 @@ done:
 
 // func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32)
 //
-// freshLoopGo in registers: DI walks the nodes up to
-// R10, SI the keys, R8 the blocks, R9 the pending blocks. A node's pos
-// and parent are one word, AX; the next node's, BX, steps by R14 (1 in
-// each half); its kids and state are the word R15. R11 is the node's
-// index, which its id's word (R12 the table, R13 id 0's word) gets.
+// freshLoopGo in registers: DI walks the nodes up to R10, SI the keys, R8
+// the blocks, R9 the pending blocks. A node's pos and parent are one word,
+// AX; the next node's, BX, steps by R14 (1 in each half: a position is
+// below the index's MaxDepth, so its half does not carry); its kids and
+// state are the word R15. R11 is the node's index, which its id's word
+// (R12 the table, R13 id 0's word) gets.
 TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-124
 	MOVQ base+0(FP), R12
 	MOVQ zv+8(FP), R13

@@ -465,11 +465,11 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 func freshRun(m *idMap, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
 	n := len(ns)
 	freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, ns, keys[:n], blocks[:n], pending[:n], pos, ni, parent)
-	ns[len(ns)-1].kids = 0
+	ns[n-1].kids = 0
 }
 
-// freshKids and freshSt are a fresh node's kids and state, as freshRun writes them
-// (the last node's kids then set to 0).
+// freshKids and freshSt are a fresh node's kids and state, as freshRun
+// writes them (the last node's kids then set to 0).
 const (
 	freshKids = 1
 	freshSt   = 1 | nodeOwnID | nodeAttached | nodeLive
