@@ -30,18 +30,13 @@ func hashIDs(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardma
 //go:noescape
 func hashIDsAsm(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr)
 
-// claimRun is claimRunGo in assembly (prepare_amd64.s): pending as long
-// as blocks at least. Its bucket tests are two SSE2 byte compares of the
-// tags, the overflow count and the padding (idBucket's first 16 bytes).
-func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
-	if i >= len(blocks) {
-		return i
-	}
-	return claimRunAsm(base, bmask, blocks, pending[:len(blocks)], i)
-}
-
+// claimRun is claimRunGo in assembly (prepare_amd64.s), with pending as
+// long as blocks, which its caller (claimNew) slices it to. Its bucket
+// tests are two SSE2 byte compares of the tags, the overflow count and
+// the padding (idBucket's first 16 bytes).
+//
 //go:noescape
-func claimRunAsm(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
 
 // freshLoop is freshLoopGo in assembly (prepare_amd64.s), with keys,
 // blocks and pending as long as ns, which its caller (freshRun) slices
@@ -57,7 +52,7 @@ const idBucketShift = 6
 var (
 	_ [unsafe.Sizeof(idBucket{}) - 1<<idBucketShift]struct{}
 	_ [1<<idBucketShift - unsafe.Sizeof(idBucket{})]struct{}
-	// claimRunAsm reads the tags, the overflow count and the padding as
+	// claimRun reads the tags, the overflow count and the padding as
 	// the bucket's first 16 bytes: the count is byte idBucketSlots.
 	_ [unsafe.Offsetof(idBucket{}.over) - idBucketSlots]struct{}
 	_ [idBucketSlots - unsafe.Offsetof(idBucket{}.over)]struct{}

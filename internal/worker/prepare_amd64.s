@@ -133,16 +133,16 @@ withAddrs:
 done:
 	RET
 
-// func claimRunAsm(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
+// func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
 //
-// claimRunGo in registers, from block i < len(blocks): R8 walks the blocks
+// claimRunGo in registers, from block i: R8 walks the blocks
 // up to R10, R9 the pending blocks, R11 counts i as its claim, idClaim|i;
 // the table's base is in R12, bmask in R13, 0x0101… in R14 (a byte times
 // it fills a word), and X3 is 0. A bucket's first 16 bytes (X1) are its
 // 12 tags, its overflow count and 3 bytes of padding, which are 0: one
 // byte compare with the tag finds whether a slot has it, one with 0 the
 // free slots and whether the count is 0.
-TEXT ·claimRunAsm(SB), NOSPLIT|NOFRAME, $0-80
+TEXT ·claimRun(SB), NOSPLIT|NOFRAME, $0-80
 	MOVQ base+0(FP), R12
 	MOVQ bmask+8(FP), R13
 	MOVQ i+64(FP), R11
@@ -156,6 +156,8 @@ TEXT ·claimRunAsm(SB), NOSPLIT|NOFRAME, $0-80
 	ORQ  $const_idClaim, R11
 	MOVQ $0x0101010101010101, R14
 	PXOR X3, X3
+	CMPQ R8, R10
+	JAE  done
 
 loop:
 	MOVQ Block_Hash(R8), AX
