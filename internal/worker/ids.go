@@ -87,6 +87,17 @@ func (bk *idBucket) has(t uint8) bool {
 	return lowZeroByte(bk.lo()^p)|lowZeroByte(bk.hi()^p) != 0
 }
 
+// firstOf returns the first slot whose tag is t (not 0), or at least
+// idBucketSlots when none is: lowZeroByte's lowest byte is exact, and
+// above hi's four tags t's bytes are not 0.
+func (bk *idBucket) firstOf(t uint8) int {
+	p := 0x0101_0101_0101_0101 * uint64(t)
+	if lo := lowZeroByte(bk.lo() ^ p); lo != 0 {
+		return bits.TrailingZeros64(lo) >> 3
+	}
+	return 8 + bits.TrailingZeros64(lowZeroByte(bk.hi()^p))>>3
+}
+
 // slotOf is the slot of the lowest bit of a set that match returned (not
 // empty).
 func slotOf(c uint64) int {
@@ -360,8 +371,8 @@ func (ws *State) claimID(k, h uint64, i int) (slot idSlot, v uint32, found bool)
 // claimAll claims the engine id of each of blocks (ws.batch) in order,
 // whose hashes pending holds (idh), as claimID does: a new id's slot goes
 // in its block's slot, and a block whose id the worker has is a dup, with
-// its node in node. The common claims are claimNew's; the others, here,
-// call claimID. A dup is checked where it is found: its id must name the
+// its node in node. The common claims and dups are claimNew's; the
+// others, here, call claimID. A dup is checked where it is found: its id must name the
 // node of the block's content, the key at position pos+i (keys[i].K), and
 // not a block the batch claimed before (the same id twice). claimAll stops
 // at the first that does not and returns false, with the claims it made
@@ -369,7 +380,7 @@ func (ws *State) claimID(k, h uint64, i int) (slot idSlot, v uint32, found bool)
 func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos int) bool {
 	pending, keys = pending[:len(blocks)], keys[:len(blocks)]
 	for i := 0; ; i++ {
-		if i = ws.claimNew(blocks, pending, i); i == len(blocks) {
+		if i = ws.claimNew(blocks, pending, keys, pos, i); i == len(blocks) {
 			return true
 		}
 		p := &pending[i]
@@ -388,42 +399,59 @@ func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardma
 
 // claimNew makes claimAll's common claims, from block i on: a new id whose
 // home bucket has room and no other id of its tag, which claimID would put
-// in that bucket's first free slot, as claimNew does. It returns the index
-// of the first block whose claim is not one (len(blocks) when none is).
+// in that bucket's first free slot, as claimNew does; and a dup whose id
+// is the first of its tag in its home bucket and its node's own, the most
+// common dup (the prefix of a prompt the worker holds, sent again in
+// full), checked as claimAll checks one. It returns the index of the
+// first block whose claim is neither (len(blocks) when none is).
 // Its loop (claimRun's) calls nothing: a call (claimID's) in it cost the
 // loop its registers, spilled and reloaded around it.
-func (ws *State) claimNew(blocks []Block, pending []pendingBlock, i int) int {
-	// Every pass of the loop claims, so the count is the passes.
+func (ws *State) claimNew(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos, i int) int {
 	m := &ws.ids
-	n := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending[:len(blocks)], i)
-	m.n += n - i
+	n, dups := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending[:len(blocks)], keys[:len(blocks)], ws.chunks, pos, i)
+	m.n += n - i - dups
 	return n
 }
 
 // claimRunGo is claimNew's loop over a table of buckets from base, bmask
-// the buckets less one, with pending as long as blocks; it returns where
-// it stopped.
-func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
+// the buckets less one, with pending and keys as long as blocks and the
+// nodes in chunks; it returns where it stopped, and how many of the
+// blocks before were dups.
+func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int) {
 	// The table's fields in registers: Go reloads a field after any store.
 	// A bucket is found from the table's address, as idAddr finds it:
 	// bmask is the buckets less one, so no bounds check is needed (nor the
 	// register).
-	pending = pending[:len(blocks)]
+	pending, keys = pending[:len(blocks)], keys[:len(blocks)]
+	dups := 0
 	for ; i < len(blocks); i++ {
 		h, k := pending[i].idh, blocks[i].Hash
 		bk := (*idBucket)(unsafe.Add(base, (h&bmask)*uint64(unsafe.Sizeof(idBucket{}))))
 		tag := idTag(h)
-		if k == 0 || bk.over != 0 || bk.has(tag) {
+		if k == 0 {
 			break
 		}
+		if j := bk.firstOf(tag); j < idBucketSlots {
+			v := bk.vals[j]
+			if v&(idAlias|idClaim) != 0 {
+				break
+			}
+			n := &chunks[v>>nodeChunkBits][v&(1<<nodeChunkBits-1)]
+			if n.ext != k || n.pos != uint32(pos+i) || n.seq != keys[i].K {
+				break
+			}
+			pending[i].slot, pending[i].dup, pending[i].node = slotWord(int(h&bmask)<<idSlotBits|j), true, v
+			dups++
+			continue
+		}
 		j := bk.firstFree()
-		if j >= idBucketSlots {
+		if bk.over != 0 || j >= idBucketSlots {
 			break
 		}
 		bk.put(j, tag, idClaim|uint32(i))
 		pending[i].slot, pending[i].dup = slotWord(int(h&bmask)<<idSlotBits|j), false
 	}
-	return i
+	return i, dups
 }
 
 // setID makes id k, claimed at slot, an id of node ni: the node's own when

@@ -30,13 +30,13 @@ func hashIDs(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardma
 //go:noescape
 func hashIDsAsm(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr)
 
-// claimRun is claimRunGo in assembly (prepare_amd64.s), with pending as
-// long as blocks, which its caller (claimNew) slices it to. Its bucket
-// tests are two SSE2 byte compares of the tags, the overflow count and
-// the padding (idBucket's first 16 bytes).
+// claimRun is claimRunGo in assembly (prepare_amd64.s), with pending and
+// keys as long as blocks, which its caller (claimNew) slices them to. Its
+// bucket tests are two SSE2 byte compares of the tags, the overflow count
+// and the padding (idBucket's first 16 bytes).
 //
 //go:noescape
-func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int)
 
 // freshLoop is freshLoopGo in assembly (prepare_amd64.s), with keys,
 // blocks and pending as long as ns, which its caller (freshRun) slices
@@ -64,4 +64,11 @@ var (
 	_ [unsafe.Offsetof(node{}.pos) + 4 - unsafe.Offsetof(node{}.parent)]struct{}
 	_ [unsafe.Offsetof(node{}.st) - unsafe.Offsetof(node{}.kids) - 4]struct{}
 	_ [unsafe.Offsetof(node{}.kids) + 4 - unsafe.Offsetof(node{}.st)]struct{}
+	// claimRun finds node v at chunks[v>>nodeChunkBits] plus
+	// v&(1<<nodeChunkBits-1) nodes of 1<<nodeShift bytes.
+	_ [unsafe.Sizeof(node{}) - 1<<nodeShift]struct{}
+	_ [1<<nodeShift - unsafe.Sizeof(node{})]struct{}
 )
+
+// nodeShift: a node is 1<<nodeShift bytes, as claimRun steps.
+const nodeShift = 5

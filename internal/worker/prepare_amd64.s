@@ -133,19 +133,19 @@ withAddrs:
 done:
 	RET
 
-// func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int
+// func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int)
 //
 // claimRunGo in registers, from block i: R8 walks the blocks
-// up to R10, R9 the pending blocks, R11 counts i as its claim, idClaim|i;
-// the table's base is in R12, bmask in R13, 0x0101… in R14 (a byte times
-// it fills a word), and X3 is 0. A bucket's first 16 bytes (X1) are its
-// 12 tags, its overflow count and 3 bytes of padding, which are 0: one
-// byte compare with the tag finds whether a slot has it, one with 0 the
-// free slots and whether the count is 0.
-TEXT ·claimRun(SB), NOSPLIT|NOFRAME, $0-80
+// up to R10, R9 the pending blocks, R11 counts i as its claim, idClaim|i,
+// and R15 the dups; the table's base is in R12, bmask in R13, 0x0101… in
+// R14 (a byte times it fills a word), and X3 is 0. A bucket's first 16
+// bytes (X1) are its 12 tags, its overflow count and 3 bytes of padding,
+// which are 0: one byte compare with the tag finds the slots that have
+// it, one with 0 the free slots and whether the count is 0.
+TEXT ·claimRun(SB), NOSPLIT|NOFRAME, $0-144
 	MOVQ base+0(FP), R12
 	MOVQ bmask+8(FP), R13
-	MOVQ i+64(FP), R11
+	MOVQ i+120(FP), R11
 	BLOCKS(blocks_base+16(FP), blocks_len+24(FP))
 	MOVQ R11, AX
 	SHLQ $4, AX
@@ -155,6 +155,7 @@ TEXT ·claimRun(SB), NOSPLIT|NOFRAME, $0-80
 	ADDQ AX, R9
 	ORQ  $const_idClaim, R11
 	MOVQ $0x0101010101010101, R14
+	XORL R15, R15
 	PXOR X3, X3
 	CMPQ R8, R10
 	JAE  done
@@ -176,15 +177,15 @@ loop:
 	SHRQ $63, DX
 	ORQ  DX, BX
 
-	// A slot with the tag: another id that may be this one.
+	// The slots with the tag: an id that may be this one.
 	MOVQ BX, DX
 	IMULQ R14, DX
 	MOVQ DX, X0
 	PUNPCKLQDQ X0, X0
 	PCMPEQB X1, X0
 	PMOVMSKB X0, DX
-	TESTL $(1<<const_idBucketSlots-1), DX
-	JNE  done
+	ANDL $(1<<const_idBucketSlots-1), DX
+	JNE  dup
 
 	// The free slots (bits 0–11), and the overflow count's byte (bit 12):
 	// an id past this bucket needs a probe. Both are there when the bits
@@ -208,6 +209,7 @@ loop:
 	MOVL CX, pendingBlock_slot(R9)
 	MOVB $0, pendingBlock_dup(R9)
 
+next:
 	INCQ R11
 	ADDQ $Block__size, R8
 	ADDQ $pendingBlock__size, R9
@@ -216,8 +218,50 @@ loop:
 
 done:
 	ANDQ $~const_idClaim, R11
-	MOVQ R11, ret+72(FP)
+	MOVQ R11, ret+128(FP)
+	MOVQ R15, ret1+136(FP)
 	RET
+
+dup:
+	// The first slot with the tag (DX's lowest bit) holds v (SI): a dup
+	// when v names a node (not an alias, not a claim) whose own id is
+	// this one (AX), at pos+i, of the block's content.
+	BSFL DX, DX
+	MOVL idBucket_vals(CX)(DX*4), SI
+	TESTL $(const_idAlias|const_idClaim), SI
+	JNE  done
+	MOVL SI, DI
+	SHRL $const_nodeChunkBits, DI
+	LEAQ (DI)(DI*2), DI // a chunk's slice is 3 words
+	MOVQ chunks_base+88(FP), BX
+	MOVQ (BX)(DI*8), DI
+	MOVL SI, BX
+	ANDL $(1<<const_nodeChunkBits-1), BX
+	SHLQ $const_nodeShift, BX
+	ADDQ BX, DI // the node
+	CMPQ node_ext(DI), AX
+	JNE  done
+	MOVQ R11, BX
+	ANDQ $~const_idClaim, BX // i
+	MOVQ pos+112(FP), AX
+	ADDQ BX, AX
+	CMPL node_pos(DI), AX
+	JNE  done
+	SHLQ $4, BX
+	ADDQ keys_base+64(FP), BX
+	MOVQ 0(BX), AX // keys[i].K
+	CMPQ node_seq(DI), AX
+	JNE  done
+
+	// Its slot, as a claim's, and its node.
+	LEAQ idBucket_vals(CX)(DX*4), CX
+	SUBQ R12, CX
+	SHRQ $2, CX
+	MOVL CX, pendingBlock_slot(R9)
+	MOVB $1, pendingBlock_dup(R9)
+	MOVL SI, pendingBlock_node(R9)
+	INCQ R15
+	JMP  next
 
 // func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32)
 //

@@ -19,8 +19,8 @@ func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, 
 }
 
 // claimRun is claimRunGo where there is no assembly for it.
-func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, i int) int {
-	return claimRunGo(base, bmask, blocks, pending, i)
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int) {
+	return claimRunGo(base, bmask, blocks, pending, keys, chunks, pos, i)
 }
 
 // hashIDs is hashIDsGo where there is no assembly for it.

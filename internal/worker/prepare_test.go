@@ -96,43 +96,92 @@ func TestIDHashes(t *testing.T) {
 	}
 }
 
-// claimRun (assembly on amd64) claims what claimRunGo does, from the same
-// tables: batches of 0 to 40 blocks from any start, over buckets empty,
-// part full with holes, full, and past which ids overflowed; ids of tags
-// their home bucket has, and id 0. Each claim's slot names its word,
-// which holds the claim.
+// claimRun (assembly on amd64) does what claimRunGo does, whatever the
+// table holds: the same stop, dups, table and pending blocks. Each claim
+// names its block; each dup names a node whose own id, position and
+// content are the block's; and a stop is at id 0, at a block whose tag's
+// first slot in its home bucket is not such a dup, at an overflowed bucket
+// or at a full one, each of them seen at least 100 times.
 func TestClaimRun_IsGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 46))
 	ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
+	const nodes = 2 << nodeChunkBits
+	ws.chunks = [][]node{make([]node, 1<<nodeChunkBits), make([]node, 1<<nodeChunkBits)}
 	m := &ws.ids
 	var stops [4]int // id 0, a tag, an overflow, a full bucket
-	claims := 0
+	claims, dups := 0, 0
+	// isDup reports whether block i would be a dup of the first slot of
+	// its tag in its home bucket, as claimRun takes one.
+	isDup := func(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos, i int) bool {
+		bk := &m.b[pending[i].idh&m.bmask]
+		j := bk.firstOf(idTag(pending[i].idh))
+		if j >= idBucketSlots || bk.vals[j]&(idAlias|idClaim) != 0 {
+			return false
+		}
+		n := ws.node(bk.vals[j])
+		return n.ext == blocks[i].Hash && n.pos == uint32(pos+i) && n.seq == keys[i].K
+	}
 	for round := range 200 {
 		m.alloc(16)
+		for _, c := range ws.chunks {
+			for k := range c {
+				c[k] = node{seq: r.Uint64(), ext: r.Uint64() | 1, pos: r.Uint32()}
+			}
+		}
 		type held struct {
 			h uint64
 			s int
+			v uint32
 		}
 		var in []held
 		for range r.IntN(16 * idBucketSlots) { // never full: idInsert needs a free slot
-			h := r.Uint64()
-			in = append(in, held{h, ws.idInsert(h, uint32(r.IntN(1000)))})
+			h, v := r.Uint64(), uint32(r.IntN(nodes))
+			switch r.IntN(8) {
+			case 0:
+				v |= idAlias
+			case 1:
+				v |= idClaim
+			}
+			in = append(in, held{h, ws.idInsert(h, v), v})
 		}
+		live := in[:0]
 		for _, x := range in {
 			if r.IntN(4) == 0 {
 				ws.idDelete(x.h, x.s)
+			} else {
+				live = append(live, x)
 			}
 		}
 		for step := range 50 {
 			blocks := make([]Block, r.IntN(41))
 			pending := make([]pendingBlock, len(blocks))
+			keys := make([]shardmap.Key, len(blocks))
+			pos := r.IntN(1 << 20)
 			for i := range blocks {
 				blocks[i].Hash = r.Uint64() | 1
 				if r.IntN(30) == 0 {
 					blocks[i].Hash = 0
 				}
+				keys[i] = shardmap.Key{K: r.Uint64(), H: r.Uint64()}
 				h := r.Uint64()
-				if bk := &m.b[h&m.bmask]; r.IntN(3) == 0 && bk.lo() != 0 {
+				if len(live) > 0 && r.IntN(3) == 0 {
+					// An id the worker holds: a dup, or one that names
+					// other content (or is not the node's own id).
+					x := live[r.IntN(len(live))]
+					h = x.h
+					if x.v&(idAlias|idClaim) == 0 {
+						n := ws.node(x.v)
+						blocks[i].Hash, n.pos, keys[i].K = n.ext, uint32(pos+i), n.seq
+						switch r.IntN(8) {
+						case 0:
+							blocks[i].Hash++
+						case 1:
+							n.pos++
+						case 2:
+							keys[i].K++
+						}
+					}
+				} else if bk := &m.b[h&m.bmask]; r.IntN(3) == 0 && bk.lo() != 0 {
 					// A tag that its home bucket has.
 					j := r.IntN(idBucketSlots)
 					for bk.tag(j) == 0 {
@@ -140,28 +189,42 @@ func TestClaimRun_IsGo(t *testing.T) {
 					}
 					h = h&^(0xff<<56) | uint64(bk.tag(j))<<56
 				}
-				pending[i] = pendingBlock{idh: h, node: r.Uint32(), slot: idSlot(r.Uint32()), dup: true}
+				pending[i] = pendingBlock{idh: h, node: r.Uint32(), slot: idSlot(r.Uint32()), dup: r.IntN(2) == 0}
 			}
 			from := r.IntN(len(blocks) + 1)
 			goB, goP := slices.Clone(m.b), slices.Clone(pending)
-			want := claimRunGo(unsafe.Pointer(unsafe.SliceData(goB)), m.bmask, blocks, goP, from)
-			got := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending, from)
-			if got != want || !slices.Equal(m.b, goB) || !slices.Equal(pending, goP) {
-				t.Fatalf("round %d step %d: claimRun from %d of %d = %d, claimRunGo %d (tables alike: %v, pending alike: %v)",
-					round, step, from, len(blocks), got, want, slices.Equal(m.b, goB), slices.Equal(pending, goP))
+			want, wantDups := claimRunGo(unsafe.Pointer(unsafe.SliceData(goB)), m.bmask, blocks, goP, keys, ws.chunks, pos, from)
+			got, gotDups := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending, keys, ws.chunks, pos, from)
+			if got != want || gotDups != wantDups || !slices.Equal(m.b, goB) || !slices.Equal(pending, goP) {
+				t.Fatalf("round %d step %d: claimRun from %d of %d = %d, %d dups; claimRunGo %d, %d (tables alike: %v, pending alike: %v)",
+					round, step, from, len(blocks), got, gotDups, want, wantDups, slices.Equal(m.b, goB), slices.Equal(pending, goP))
 			}
+			n := 0
 			for i := from; i < got; i++ {
-				if *m.word(pending[i].slot) != idClaim|uint32(i) || pending[i].dup {
-					t.Fatalf("round %d step %d: block %d's slot %x holds %x", round, step, i, pending[i].slot, *m.word(pending[i].slot))
+				p := pending[i]
+				if p.dup {
+					n++
+					if nd := ws.node(p.node); *m.word(p.slot) != p.node || nd.ext != blocks[i].Hash || nd.pos != uint32(pos+i) || nd.seq != keys[i].K {
+						t.Fatalf("round %d step %d: block %d's dup %d (slot %x holds %x) is not its content", round, step, i, p.node, p.slot, *m.word(p.slot))
+					}
+				} else if *m.word(p.slot) != idClaim|uint32(i) {
+					t.Fatalf("round %d step %d: block %d's slot %x holds %x", round, step, i, p.slot, *m.word(p.slot))
 				}
 			}
-			claims += got - from
+			if n != gotDups {
+				t.Fatalf("round %d step %d: %d dups counted, %d marked", round, step, gotDups, n)
+			}
+			claims += got - from - n
+			dups += n
 			if got < len(blocks) {
 				bk := &m.b[pending[got].idh&m.bmask]
 				switch {
 				case blocks[got].Hash == 0:
 					stops[0]++
 				case bk.has(idTag(pending[got].idh)):
+					if isDup(blocks, pending, keys, pos, got) {
+						t.Fatalf("round %d step %d: claimRun stopped at block %d, a dup", round, step, got)
+					}
 					stops[1]++
 				case bk.over != 0:
 					stops[2]++
@@ -178,7 +241,10 @@ func TestClaimRun_IsGo(t *testing.T) {
 			t.Fatalf("%d stops for reason %d (of %v), %d claims: too few to test it", n, why, stops, claims)
 		}
 	}
-	t.Logf("%d claims; stops at id 0, a tag, an overflow, a full bucket: %v", claims, stops)
+	if dups < 100 {
+		t.Fatalf("%d dups, %d claims: too few to test them", dups, claims)
+	}
+	t.Logf("%d claims, %d dups; stops at id 0, a tag, an overflow, a full bucket: %v", claims, dups, stops)
 }
 
 // freshLoop (assembly on amd64) writes what freshLoopGo writes: the nodes,
