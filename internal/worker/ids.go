@@ -640,34 +640,8 @@ func (ws *State) eachID(f func(k uint64, node uint32)) {
 }
 
 // idAddr is the address of the bucket where the id of hash h is probed
-// first, for a prefetch (idHashes computes it with the table in
+// first, for a prefetch (prepKeys computes it with the table in
 // registers).
 func (ws *State) idAddr(h uint64) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))) + uintptr(h&ws.ids.bmask)*unsafe.Sizeof(idBucket{})
-}
-
-// idHashes writes each block's engine-id hash into pending (idh), and
-// with addrs (not empty) its idAddr into addrs.
-func (ws *State) idHashes(blocks []Block, pending []pendingBlock, addrs []uintptr) {
-	hashIDs(pending, blocks, addrs, shardmap.NewKeyer(ws.k0, ws.k1), uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask))
-}
-
-// hashIDsGo is idHashes' loop, the table's base and bucket mask given: an
-// address is written for each block when addrs is not empty. A loop of its
-// own keeps the secret and the table in registers; on amd64 it is
-// assembly (hashIDs, prepare_amd64.s).
-func hashIDsGo(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr) {
-	pending = pending[:len(blocks)]
-	if len(addrs) == 0 {
-		for i, b := range blocks {
-			pending[i].idh = kr.Hash(b.Hash)
-		}
-		return
-	}
-	addrs = addrs[:len(blocks)]
-	for i, b := range blocks {
-		h := kr.Hash(b.Hash)
-		pending[i].idh = h
-		addrs[i] = base + uintptr(h)&bmask*unsafe.Sizeof(idBucket{})
-	}
 }

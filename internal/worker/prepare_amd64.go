@@ -8,27 +8,14 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// chainKeys is chainKeysGo in assembly (prepare_amd64.s): keys as long
-// as blocks at least.
-func chainKeys(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer) {
-	chainKeysAsm(keys[:len(blocks)], blocks, prev, kr)
+// prepKeys is prepKeysGo in assembly (prepare_amd64.s), with keys and
+// pending as long as blocks.
+func prepKeys(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
+	prepKeysAsm(keys[:len(blocks)], pending[:len(blocks)], blocks, prev, root, idKr, seqKr, base, bmask, prefetch)
 }
 
 //go:noescape
-func chainKeysAsm(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer)
-
-// hashIDs is hashIDsGo in assembly (prepare_amd64.s): pending, and addrs
-// when not empty, as long as blocks at least.
-func hashIDs(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr) {
-	pending = pending[:len(blocks)]
-	if len(addrs) != 0 {
-		addrs = addrs[:len(blocks)]
-	}
-	hashIDsAsm(pending, blocks, addrs, kr, base, bmask)
-}
-
-//go:noescape
-func hashIDsAsm(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr)
+func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool)
 
 // claimRun is claimRunGo in assembly (prepare_amd64.s), with pending and
 // keys as long as blocks, which its caller (claimNew) slices them to. Its

@@ -34,23 +34,74 @@
 	SHRQ $32, DX; \
 	XORQ DX, AX
 
-// func chainKeysAsm(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer)
+// func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool)
 //
-// chainKeysGo in registers: per block, chain.Chain(prev, Local) (XXH3's
-// 16-byte path with its seed's bitflips, R12 and R13, and its multiplier,
-// R14), then shardmap.Hash of the result under (k0, k1) = (R15, BX), k1's
-// parity as a mask in SI. R8 walks the blocks up to R10, R9 the keys, R11
-// holds the chain.
-TEXT ·chainKeysAsm(SB), NOSPLIT|NOFRAME, $0-72
+// prepKeysGo in registers, its two loops one after the other. The first:
+// per block, shardmap.Hash of its engine id under idKr, into its pending
+// block; and when prefetch is set, a prefetch of its home bucket, base
+// R12 plus (hash & bmask R13) buckets. R8 walks the blocks up to R10, R9
+// the pending blocks. The second: per block, chain.Chain(prev, Local)
+// (XXH3's 16-byte path with its seed's bitflips, R12 and R13, and its
+// multiplier, R14), or for a root batch's first block its Local, then
+// shardmap.Hash of it under seqKr, into keys. R8 walks the blocks again,
+// R9 the keys, R11 holds the chain. Each HASH's secret: k0 in R15, k1 in
+// BX, k1's parity as a mask in SI.
+TEXT ·prepKeysAsm(SB), NOSPLIT|NOFRAME, $0-137
+	MOVQ pending_base+24(FP), R9
+	BLOCKS(blocks_base+48(FP), blocks_len+56(FP))
+	CMPQ R8, R10
+	JEQ  done
+	SECRET(idKr_k0+88(FP), idKr_k1+96(FP))
+	MOVQ base+120(FP), R12
+	MOVQ bmask+128(FP), R13
+	CMPB prefetch+136(FP), $0
+	JNE  prefetched
+
+hashes:
+	MOVQ Block_Hash(R8), AX
+	HASH
+	MOVQ AX, pendingBlock_idh(R9)
+	ADDQ $Block__size, R8
+	ADDQ $pendingBlock__size, R9
+	CMPQ R8, R10
+	JNE  hashes
+	JMP  keys
+
+prefetched:
+	MOVQ Block_Hash(R8), AX
+	HASH
+	MOVQ AX, pendingBlock_idh(R9)
+	ANDQ R13, AX
+	SHLQ $const_idBucketShift, AX
+	PREFETCHT0 (R12)(AX*1)
+	ADDQ $Block__size, R8
+	ADDQ $pendingBlock__size, R9
+	CMPQ R8, R10
+	JNE  prefetched
+
+keys:
 	MOVQ keys_base+0(FP), R9
-	BLOCKS(blocks_base+24(FP), blocks_len+32(FP))
-	MOVQ prev+48(FP), R11
-	SECRET(kr_k0+56(FP), kr_k1+64(FP))
+	MOVQ blocks_base+48(FP), R8
+	MOVQ prev+72(FP), R11
+	SECRET(seqKr_k0+104(FP), seqKr_k1+112(FP))
+	CMPB root+80(FP), $0
+	JEQ  chained
+
+	// A root batch's first block: its sequence hash is its local hash.
+	MOVQ Block_Local(R8), AX
+	MOVQ AX, R11
+	MOVQ AX, 0(R9)
+	HASH
+	MOVQ AX, 8(R9)
+	ADDQ $Block__size, R8
+	ADDQ $16, R9
+	CMPQ R8, R10
+	JEQ  done
+
+chained:
 	MOVQ $0x6782737bea423ef2, R12
 	MOVQ $0xaf56bc3b09964d01, R13
 	MOVQ $0x165667919e3779f9, R14
-	CMPQ R8, R10
-	JEQ  done
 
 loop:
 	// seq = Chain(prev, local)
@@ -83,52 +134,6 @@ loop:
 	ADDQ $16, R9
 	CMPQ R8, R10
 	JNE  loop
-
-done:
-	RET
-
-// func hashIDsAsm(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr)
-//
-// hashIDsGo in registers: per block, shardmap.Hash of its engine id under
-// (k0, k1) = (R15, BX), k1's parity as a mask in SI, into its pending
-// block; and when addrs is not empty, the address of its bucket, base R12
-// plus (hash & bmask R13) buckets. R8 walks the blocks up to R10, R9 the
-// pending blocks, R11 the addresses.
-TEXT ·hashIDsAsm(SB), NOSPLIT|NOFRAME, $0-104
-	MOVQ pending_base+0(FP), R9
-	BLOCKS(blocks_base+24(FP), blocks_len+32(FP))
-	MOVQ addrs_base+48(FP), R11
-	SECRET(kr_k0+72(FP), kr_k1+80(FP))
-	MOVQ base+88(FP), R12
-	MOVQ bmask+96(FP), R13
-	CMPQ R8, R10
-	JEQ  done
-	CMPQ addrs_len+56(FP), $0
-	JNE  withAddrs
-
-hashes:
-	MOVQ Block_Hash(R8), AX
-	HASH
-	MOVQ AX, pendingBlock_idh(R9)
-	ADDQ $Block__size, R8
-	ADDQ $pendingBlock__size, R9
-	CMPQ R8, R10
-	JNE  hashes
-	RET
-
-withAddrs:
-	MOVQ Block_Hash(R8), AX
-	HASH
-	MOVQ AX, pendingBlock_idh(R9)
-	ANDQ R13, AX
-	SHLQ $const_idBucketShift, AX
-	ADDQ R12, AX
-	MOVQ AX, 0(R11)
-	ADDQ $Block__size, R8
-	ADDQ $pendingBlock__size, R9
-	ADDQ $8, R11
-	CMPQ R8, R10
-	JNE  withAddrs
 
 done:
 	RET

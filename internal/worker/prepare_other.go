@@ -8,9 +8,9 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// chainKeys is chainKeysGo where there is no assembly for it.
-func chainKeys(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer) {
-	chainKeysGo(keys, blocks, prev, kr)
+// prepKeys is prepKeysGo where there is no assembly for it.
+func prepKeys(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
+	prepKeysGo(keys, pending, blocks, prev, root, idKr, seqKr, base, bmask, prefetch)
 }
 
 // freshLoop is freshLoopGo where there is no assembly for it.
@@ -21,9 +21,4 @@ func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, 
 // claimRun is claimRunGo where there is no assembly for it.
 func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int) {
 	return claimRunGo(base, bmask, blocks, pending, keys, chunks, pos, i)
-}
-
-// hashIDs is hashIDsGo where there is no assembly for it.
-func hashIDs(pending []pendingBlock, blocks []Block, addrs []uintptr, kr shardmap.Keyer, base, bmask uintptr) {
-	hashIDsGo(pending, blocks, addrs, kr, base, bmask)
 }

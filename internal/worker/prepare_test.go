@@ -10,86 +10,55 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// seqKeys gives each block the table key of its sequence hash, as the
-// chain block by block and Map.Key give it: batches at position 0 (the
-// first block's hash its local hash) and under a parent, of 0 to 70
-// blocks; and its loop (assembly on amd64) writes what chainKeysGo does.
-func TestSeqKeys(t *testing.T) {
+// prepKeys gives each block its engine id's hash as idHash does, and the
+// table key of its sequence hash as the chain block by block and Map.Key
+// give it: batches at position 0 (the first block's hash its local hash)
+// and under a parent, of 0 to 70 blocks, with prefetches and without,
+// under a secret and the degenerate one; it writes nothing past the
+// batch, and its loops (assembly on amd64) write what prepKeysGo does.
+func TestPrepKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	m := shardmap.New()
-	keys, goKeys := make([]shardmap.Key, 80), make([]shardmap.Key, 80)
-	for step := range 3000 {
-		blocks := make([]Block, r.IntN(71))
-		for i := range blocks {
-			blocks[i] = Block{Hash: r.Uint64(), Local: r.Uint64()}
-		}
-		root, prev := r.IntN(2) == 0, r.Uint64()
-		seqKeys(keys, blocks, prev, root, m.Keyer())
-		chainKeysGo(goKeys, blocks, prev, m.Keyer())
-		if !root && !slices.Equal(keys[:len(blocks)], goKeys[:len(blocks)]) {
-			t.Fatalf("step %d: chainKeys and chainKeysGo differ", step)
-		}
-		for i, b := range blocks {
-			seq := chain.Chain(prev, b.Local)
-			if i == 0 && root {
-				seq = b.Local
-			}
-			prev = seq
-			if keys[i] != m.Key(seq) {
-				t.Fatalf("step %d (root %v): block %d: key %+v, want %+v", step, root, i, keys[i], m.Key(seq))
-			}
-		}
-	}
-}
-
-// idHashes gives each block its engine id's hash and home bucket as
-// idHash and idAddr do, and writes no address past the batch's or, without
-// addrs, none.
-func TestIDHashes(t *testing.T) {
-	r := rand.New(rand.NewPCG(43, 44))
 	for _, degenerate := range []bool{false, true} {
 		ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
 		if degenerate {
 			ws.k1 = 0
 		}
 		ws.ids.alloc(idBuckets(500))
-		pending := make([]pendingBlock, 70)
-		addrs := make([]uintptr, 71)
-		for step := range 500 {
+		idKr, seqKr := shardmap.NewKeyer(ws.k0, ws.k1), m.Keyer()
+		base := unsafe.Pointer(unsafe.SliceData(ws.ids.b))
+		for step := range 1500 {
 			blocks := make([]Block, r.IntN(71))
 			for i := range blocks {
-				blocks[i].Hash = r.Uint64() >> r.IntN(64)
+				blocks[i] = Block{Hash: r.Uint64() >> r.IntN(64), Local: r.Uint64()}
 			}
-			for i := range addrs {
-				addrs[i] = 1
+			keys, pending := make([]shardmap.Key, 71), make([]pendingBlock, 71)
+			for i := range keys {
+				keys[i], pending[i] = shardmap.Key{K: 1, H: 1}, pendingBlock{idh: 1, node: 1, slot: 1}
 			}
-			with := r.IntN(2) == 0
-			if with {
-				ws.idHashes(blocks, pending, addrs)
-			} else {
-				ws.idHashes(blocks, pending, nil)
-			}
-			// Its loop (assembly on amd64) writes what hashIDsGo does.
-			goPending, goAddrs := make([]pendingBlock, len(blocks)), make([]uintptr, len(blocks))
-			if !with {
-				goAddrs = nil
-			}
-			hashIDsGo(goPending, blocks, goAddrs, shardmap.NewKeyer(ws.k0, ws.k1), uintptr(unsafe.Pointer(unsafe.SliceData(ws.ids.b))), uintptr(ws.ids.bmask))
-			if !slices.Equal(pending[:len(blocks)], goPending) || with && !slices.Equal(addrs[:len(blocks)], goAddrs) {
-				t.Fatalf("step %d: hashIDs and hashIDsGo differ", step)
+			goKeys, goPending := slices.Clone(keys), slices.Clone(pending)
+			root, prev, prefetch := r.IntN(2) == 0, r.Uint64(), r.IntN(2) == 0
+			prepKeys(keys, pending, blocks, prev, root, idKr, seqKr, base, ws.ids.bmask, prefetch)
+			prepKeysGo(goKeys, goPending, blocks, prev, root, idKr, seqKr, base, ws.ids.bmask, prefetch)
+			if !slices.Equal(keys, goKeys) || !slices.Equal(pending, goPending) {
+				t.Fatalf("step %d: prepKeys and prepKeysGo differ", step)
 			}
 			for i, b := range blocks {
-				h := ws.idHash(b.Hash)
-				if pending[i].idh != h {
-					t.Fatalf("step %d: block %d: idh %#x, want %#x", step, i, pending[i].idh, h)
+				seq := chain.Chain(prev, b.Local)
+				if i == 0 && root {
+					seq = b.Local
 				}
-				if want := ws.idAddr(h); with && addrs[i] != want {
-					t.Fatalf("step %d: block %d: address %#x, want %#x", step, i, addrs[i], want)
+				prev = seq
+				if keys[i] != m.Key(seq) {
+					t.Fatalf("step %d (root %v): block %d: key %+v, want %+v", step, root, i, keys[i], m.Key(seq))
+				}
+				if want := (pendingBlock{idh: ws.idHash(b.Hash), node: 1, slot: 1}); pending[i] != want {
+					t.Fatalf("step %d: block %d: pending %+v, want %+v", step, i, pending[i], want)
 				}
 			}
-			for i := range addrs {
-				if (!with || i >= len(blocks)) && addrs[i] != 1 {
-					t.Fatalf("step %d (addresses: %v): addrs[%d] of %d blocks written", step, with, i, len(blocks))
+			for i := len(blocks); i < len(keys); i++ {
+				if keys[i] != (shardmap.Key{K: 1, H: 1}) || pending[i] != (pendingBlock{idh: 1, node: 1, slot: 1}) {
+					t.Fatalf("step %d: block %d of %d written", step, i, len(blocks))
 				}
 			}
 		}

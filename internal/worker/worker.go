@@ -356,14 +356,10 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	ptab, _ := o.W.Plane(max(ws.Slot, 0))
 	ws.reserveIDs(len(blocks))
 	ws.batch = blocks
-	// Each engine id's hash, for its prefetch and then its claim.
-	if prefetch && ws.ids.n > 0 {
-		ws.idHashes(blocks, pending, addrs)
-		order.PrefetchAll(addrs)
-	} else {
-		ws.idHashes(blocks, pending, nil)
-	}
-	seqKeys(keys, blocks, prevSeq, pos == 0, o.W.Tabs[0].Keyer())
+	// Each engine id's hash, for its prefetch and then its claim, and
+	// each block's sequence key.
+	prepKeys(keys, pending, blocks, prevSeq, pos == 0, shardmap.NewKeyer(ws.k0, ws.k1), o.W.Tabs[0].Keyer(),
+		unsafe.Pointer(unsafe.SliceData(ws.ids.b)), ws.ids.bmask, prefetch && ws.ids.n > 0)
 	// The shard tables' headers, before the claims, and their buckets
 	// after them. Only a table other lanes share: a lane alone on its
 	// table has one header a position, which its stores keep in cache,
@@ -490,29 +486,33 @@ func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key
 	}
 }
 
-// seqKeys writes keys[i], for each of blocks, as the shared tables' Key of
+// prepKeysGo writes, for each of blocks, its engine id's hash under idKr
+// into its pending block (idh), with a prefetch of the id's home bucket in
+// the worker's map (buckets from base, bmask the buckets less one) when
+// prefetch is set; then keys[i], the shared tables' Key (under seqKr) of
 // the block's sequence hash: chained from prev, the parent's, or for a
 // block at position 0 (root: the batch's first) its local hash alone.
-func seqKeys(keys []shardmap.Key, blocks []Block, prev uint64, root bool, kr shardmap.Keyer) {
-	keys = keys[:len(blocks)]
-	if root && len(blocks) > 0 {
-		prev = blocks[0].Local
-		keys[0] = kr.Key(prev)
-		keys, blocks = keys[1:], blocks[1:]
+// The ids' loop comes first: their buckets' misses overlap the chain's
+// work, and claimAll reads the buckets next. Each loop keeps its secret in
+// registers; on amd64 they are assembly (prepKeys, prepare_amd64.s), where
+// Go's multiplies pinned the registers they use and the loops spilled
+// around them.
+func prepKeysGo(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
+	keys, pending = keys[:len(blocks)], pending[:len(blocks)]
+	for i, b := range blocks {
+		h := idKr.Hash(b.Hash)
+		pending[i].idh = h
+		if prefetch {
+			order.Prefetch(uintptr(base) + uintptr(h&bmask)*unsafe.Sizeof(idBucket{}))
+		}
 	}
-	chainKeys(keys, blocks, prev, kr)
-}
-
-// chainKeysGo is seqKeys' loop: keys[i] is the Key of block i's sequence
-// hash, chained from prev for the first. A loop of its own keeps the chain
-// and the secret in registers; on amd64 it is assembly (chainKeys,
-// prepare_amd64.s), where Go's multiplies pinned the registers they use
-// and the loop spilled around them.
-func chainKeysGo(keys []shardmap.Key, blocks []Block, prev uint64, kr shardmap.Keyer) {
-	keys = keys[:len(blocks)]
-	for i := range blocks {
-		prev = chain.Chain(prev, blocks[i].Local)
-		keys[i] = kr.Key(prev)
+	for i, b := range blocks {
+		if i == 0 && root {
+			prev = b.Local
+		} else {
+			prev = chain.Chain(prev, b.Local)
+		}
+		keys[i] = seqKr.Key(prev)
 	}
 }
 
