@@ -11,6 +11,12 @@ import "unsafe"
 //go:noescape
 func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool)
 
+// bucketRun is bucketRunGo in assembly (orrun_amd64.s), with addrs empty
+// or as long as keys.
+//
+//go:noescape
+func bucketRun(hot unsafe.Pointer, smask uint64, keys []Key, addrs []uintptr)
+
 // hotShift: a shard's table pointers are 1<<hotShift bytes past the one
 // before (hotPositions pointers), as the assembly steps.
 const hotShift = 13

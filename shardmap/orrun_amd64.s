@@ -133,3 +133,66 @@ at:
 	MOVQ R10, ret+48(FP)
 	MOVB AX, ret1+56(FP)
 	RET
+
+// BUCKET puts in BX the address of the first bucket of the key at R10 in
+// its table (R8 its position's shard 0 pointer in hot, R9 the shard mask),
+// as BucketAddr has it; with no table it jumps to none. It uses CX.
+#define BUCKET(none) \
+	MOVQ 8(R10), BX; \
+	MOVQ BX, CX; \
+	SHRQ $(64-const_maxShardBits), CX; \
+	ANDQ R9, CX; \
+	SHLQ $const_hotShift, CX; \
+	MOVQ (R8)(CX*1), CX; \
+	TESTQ CX, CX; \
+	JEQ  none; \
+	ANDQ table_bmask(CX), BX; \
+	SHLQ $6, BX; \
+	ADDQ table_base(CX), BX
+
+// func bucketRun(hot unsafe.Pointer, smask uint64, keys []Key, addrs []uintptr)
+//
+// bucketRunGo, in registers: with addrs, each key's BUCKET into it (0 with
+// no table); without, a prefetch of each. R10 walks the keys up to R11,
+// R8 their positions' pointers in hot, DI the addresses.
+TEXT ·bucketRun(SB), NOSPLIT|NOFRAME, $0-64
+	MOVQ hot+0(FP), R8
+	MOVQ smask+8(FP), R9
+	MOVQ keys_base+16(FP), R10
+	MOVQ keys_len+24(FP), R11
+	SHLQ $4, R11
+	ADDQ R10, R11
+	MOVQ addrs_base+40(FP), DI
+	CMPQ R10, R11
+	JEQ  done
+	CMPQ addrs_len+48(FP), $0
+	JNE  addresses
+
+prefetch:
+	BUCKET(pnext)
+	PREFETCHT0 (BX)
+
+pnext:
+	ADDQ $16, R10
+	ADDQ $8, R8
+	CMPQ R10, R11
+	JNE  prefetch
+	RET
+
+addresses:
+	BUCKET(anone)
+	MOVQ BX, (DI)
+	JMP  anext
+
+anone:
+	MOVQ $0, (DI)
+
+anext:
+	ADDQ $16, R10
+	ADDQ $8, R8
+	ADDQ $8, DI
+	CMPQ R10, R11
+	JNE  addresses
+
+done:
+	RET

@@ -9,3 +9,8 @@ import "unsafe"
 func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool) {
 	return orRunGo(hot, smask, keys, mask)
 }
+
+// bucketRun is bucketRunGo where there is no assembly for it.
+func bucketRun(hot unsafe.Pointer, smask uint64, keys []Key, addrs []uintptr) {
+	bucketRunGo(hot, smask, keys, addrs)
+}

@@ -1300,15 +1300,40 @@ func (m *Map) BucketAddr(pos int, k Key) uintptr {
 func (m *Map) BucketAddrs(pos int, keys []Key, addrs []uintptr) {
 	addrs = addrs[:len(keys)]
 	n := max(min(len(keys), hotPositions-pos), 0)
-	hot, smask := m.hotFrom(pos), m.shardMask
-	for i, k := range keys[:n] {
+	if n > 0 {
+		bucketRun(m.hotFrom(pos), m.shardMask, keys[:n], addrs[:n])
+	}
+	clear(addrs[n:])
+}
+
+// PrefetchBuckets is PrefetchBucket(pos+i, keys[i]) for each of keys, in
+// one loop: the addresses BucketAddrs would write, asked for as they are
+// made.
+func (m *Map) PrefetchBuckets(pos int, keys []Key) {
+	if n := max(min(len(keys), hotPositions-pos), 0); n > 0 {
+		bucketRun(m.hotFrom(pos), m.shardMask, keys[:n], nil)
+	}
+}
+
+// bucketRunGo is the loop of BucketAddrs (addrs as long as keys) and of
+// PrefetchBuckets (addrs empty), for keys at the inline positions from
+// hot's (Map.hotFrom) on. On amd64 it is assembly (bucketRun,
+// orrun_amd64.s), where one macro makes the address that both loops write
+// or ask for.
+func bucketRunGo(hot unsafe.Pointer, smask uint64, keys []Key, addrs []uintptr) {
+	for i, k := range keys {
 		var a uintptr
 		if t := hotAt(hot, smask, i, k.H).Load(); t != nil {
 			a = uintptr(t.base) + uintptr(t.home(k.H)*16*bucketSlots)
 		}
+		if len(addrs) == 0 {
+			if a != 0 {
+				order.Prefetch(a)
+			}
+			continue
+		}
 		addrs[i] = a
 	}
-	clear(addrs[n:])
 }
 
 // PrefetchBucket asks the CPU for the bucket where k at pos is probed

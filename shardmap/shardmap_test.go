@@ -649,24 +649,44 @@ func TestMap_ReplacedTablesFreed(t *testing.T) {
 }
 
 // The prefetch hints read no table memory themselves and change nothing:
-// on an empty map, past the inline positions, for key 0, and before and
-// after a rebuild, lookups answer as before.
+// on an empty map, past the inline positions, for key 0, in runs that
+// cross the last inline position or reach positions with no table, and
+// before and after a rebuild, lookups answer as before.
 func TestPrefetch_ChangesNothing(t *testing.T) {
 	m := shardmap.New()
+	run := make([]shardmap.Key, 40)
+	for i := range run {
+		run[i] = m.Key(uint64(i % 7))
+	}
+	runs := func() {
+		for _, pos := range []int{0, 1, 990, 1000, 1023, 1024, 1031} {
+			m.PrefetchBuckets(pos, run)
+			m.PrefetchBuckets(pos, run[:1])
+			m.PrefetchBuckets(pos, nil)
+		}
+	}
 	for _, pos := range []int{0, 1, 1023, 1024, 1031} { // either side of the inline positions
 		m.PrefetchTable(pos, m.Key(0))
 		m.PrefetchBucket(pos, m.Key(0))
 		m.PrefetchTable(pos, m.Key(42))
 		m.PrefetchBucket(pos, m.Key(42))
 	}
+	runs()
 	for k := uint64(1); k <= 100; k++ {
 		m.PrefetchTable(int(k%3), m.Key(k))
 		m.PrefetchBucket(int(k%3), m.Key(k))
 		put(m, int(k%3), k, k*7)
+		if k%10 != 3 { // tables at 1000 to 1029 but 1003, 1013 and 1023
+			put(m, 1000+int(k%30), k, k*7)
+		}
 	}
+	runs()
 	for k := uint64(1); k <= 100; k++ {
 		m.PrefetchTable(int(k%3), m.Key(k))
 		m.PrefetchBucket(int(k%3), m.Key(k))
+		if got := m.Get(1000+int(k%30), k); got != k*7 && k%10 != 3 {
+			t.Fatalf("Get(%d, %d) = %d, want %d", 1000+k%30, k, got, k*7)
+		}
 		if got := m.Get(int(k%3), k); got != k*7 {
 			t.Fatalf("Get(%d, %d) = %d, want %d", k%3, k, got, k*7)
 		}
@@ -913,10 +933,10 @@ func TestMap_ExclusiveOrRun(t *testing.T) {
 	}
 }
 
-// BucketAddrs gives each key of a run what BucketAddr gives it alone, in
-// runs that start at and cross the last inline position, reach positions
-// with no table, or start past the inline ones; and a Keyer's Key is the
-// map's.
+// BucketAddrs (and its loop in Go, where it is assembly) gives each key of
+// a run what BucketAddr gives it alone, in runs that start at and cross
+// the last inline position, reach positions with no table, or start past
+// the inline ones; and a Keyer's Key is the map's.
 func TestMap_BucketAddrs(t *testing.T) {
 	for _, bits := range []uint{0, 3} {
 		r := rand.New(rand.NewPCG(35, uint64(bits)))
@@ -943,9 +963,11 @@ func TestMap_BucketAddrs(t *testing.T) {
 				addrs[i] = ^uintptr(0)
 			}
 			m.BucketAddrs(pos, keys, addrs)
+			goAddrs := make([]uintptr, len(keys))
+			shardmap.BucketAddrsGo(m, pos, keys, goAddrs)
 			for i, k := range keys {
-				if want := m.BucketAddr(pos+i, k); addrs[i] != want {
-					t.Fatalf("step %d: BucketAddrs(%d, …)[%d] = %#x, want BucketAddr(%d, %d) = %#x", step, pos, i, addrs[i], pos+i, k.K, want)
+				if want := m.BucketAddr(pos+i, k); addrs[i] != want || goAddrs[i] != want {
+					t.Fatalf("step %d: BucketAddrs(%d, …)[%d] = %#x (its Go loop %#x), want BucketAddr(%d, %d) = %#x", step, pos, i, addrs[i], goAddrs[i], pos+i, k.K, want)
 				}
 			}
 			if len(keys) < len(addrs) && addrs[len(keys)] != ^uintptr(0) {

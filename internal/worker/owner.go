@@ -47,9 +47,8 @@ type Owner struct {
 	// from pending so that Commit hands a run of them to the table in one
 	// call (shardmap.Map.ExclusiveOrRun).
 	keys   []shardmap.Key
-	addrs  []uintptr // the addresses Prepare prefetches
-	pos    int       // the validated event's first position
-	parent uint32    // and its parent node + 1
+	pos    int    // the validated event's first position
+	parent uint32 // and its parent node + 1
 	// tab and bit are the committing worker's plane's table and its bit
 	// in that table's sets (entry.Writer.Plane), set once an event.
 	tab   *shardmap.Map
@@ -100,7 +99,7 @@ func (o *Owner) ReserveScratch(n int) {
 		o.pending = p
 		k := make([]shardmap.Key, n)
 		copy(k, o.keys[:cap(o.keys)])
-		o.keys, o.addrs = k, make([]uintptr, n)
+		o.keys = k
 	}
 }
 
@@ -108,14 +107,14 @@ func (o *Owner) ReserveScratch(n int) {
 func (o *Owner) scratch(n int) {
 	if cap(o.pending) < n {
 		c := scratchSize(n, cap(o.pending))
-		o.pending, o.keys, o.addrs = make([]pendingBlock, c), make([]shardmap.Key, c), make([]uintptr, c)
+		o.pending, o.keys = make([]pendingBlock, c), make([]shardmap.Key, c)
 	}
 }
 
 // TrimScratch releases scratch buffers that one large event grew.
 func (o *Owner) TrimScratch() {
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)
-	o.keys, o.addrs = Shed(o.keys, keepScratch), Shed(o.addrs, keepScratch)
+	o.keys = Shed(o.keys, keepScratch)
 	o.Gone = Shed(o.Gone[:0], keepScratch)
 	o.checkKids, o.checkOver = Shed(o.checkKids, 1<<20), Shed(o.checkOver, 1<<20)
 }

@@ -349,7 +349,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		return ErrTooDeep
 	}
 	o.scratch(len(blocks))
-	pending, keys, addrs := o.pending[:len(blocks)], o.keys[:len(blocks)], o.addrs[:len(blocks)]
+	pending, keys := o.pending[:len(blocks)], o.keys[:len(blocks)]
 	prefetch := len(blocks) >= prefetchFrom
 	// The worker's plane's table, for the prefetches (a new worker's slot
 	// comes after validation: plane 0's, a guess).
@@ -377,8 +377,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 		return ErrHashConflict
 	}
 	if prefetch {
-		ptab.BucketAddrs(pos, keys, addrs)
-		order.PrefetchAll(addrs)
+		ptab.PrefetchBuckets(pos, keys)
 	}
 	o.pos, o.parent = pos, par
 	return nil
