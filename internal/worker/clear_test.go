@@ -63,3 +63,43 @@ func TestScratchSize_Doubles(t *testing.T) {
 		t.Errorf("a batch of %d blocks: room for %d", keepScratch+5, got)
 	}
 }
+
+// TrimScratch empties Gone and lets go of each scratch buffer that one
+// large event grew past what it keeps, whichever it is, and of no other.
+func TestTrimScratch_ShedsWhatGrew(t *testing.T) {
+	big := keepScratch + 1
+	for which := range 6 {
+		o := &Owner{
+			pending: make([]pendingBlock, 10), stack: make([]uint32, 10), keys: make([]shardmap.Key, 10),
+			Gone: make([]Content, 3, 10), checkKids: make([]uint32, 10), checkOver: make([]int, 10),
+		}
+		switch which {
+		case 0:
+			o.pending = make([]pendingBlock, big)
+		case 1:
+			o.stack = make([]uint32, big)
+		case 2:
+			o.keys = make([]shardmap.Key, big)
+		case 3:
+			o.Gone = make([]Content, 3, big)
+		case 4:
+			o.checkKids = make([]uint32, 1<<20+1)
+		case 5:
+			o.checkOver = make([]int, 1<<20+1)
+		}
+		o.TrimScratch()
+		caps := []int{cap(o.pending), cap(o.stack), cap(o.keys), cap(o.Gone), cap(o.checkKids), cap(o.checkOver)}
+		for k, c := range caps {
+			want := 10
+			if k == which {
+				want = 0
+			}
+			if c != want {
+				t.Fatalf("buffer %d grown: buffer %d's capacity %d after, want %d", which, k, c, want)
+			}
+		}
+		if len(o.Gone) != 0 {
+			t.Fatalf("buffer %d grown: Gone holds %d after TrimScratch", which, len(o.Gone))
+		}
+	}
+}

@@ -111,8 +111,15 @@ func (o *Owner) scratch(n int) {
 	}
 }
 
-// TrimScratch releases scratch buffers that one large event grew.
+// TrimScratch releases scratch buffers that one large event grew, and
+// empties Gone.
 func (o *Owner) TrimScratch() {
+	o.Gone = o.Gone[:0]
+	// Nearly always none did: one test of them all, exact that way (an OR
+	// of the capacities is at least each of them).
+	if cap(o.pending)|cap(o.stack)|cap(o.keys)|cap(o.Gone) <= keepScratch && cap(o.checkKids)|cap(o.checkOver) <= 1<<20 {
+		return
+	}
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)
 	o.keys = Shed(o.keys, keepScratch)
 	o.Gone = Shed(o.Gone[:0], keepScratch)
