@@ -1201,8 +1201,11 @@ func (l Locked) rebuild(t *table, need int) *table {
 	// Both tables walked by byte offsets from their words in locals, as
 	// find walks one; a key goes in the first empty slot of its probe, as
 	// the new table has no deletes and no key twice.
+	// The secret and the new table's bucket mask in locals too: Go
+	// reloads a field after any store.
 	base, end := t.base, (t.mask+1)<<4
-	nbase, nmask := nt.base, nt.mask<<4
+	nbase, nmask, nbmask := nt.base, nt.mask<<4, nt.bmask
+	k0, k1 := l.m.k0, l.m.k1
 	moved := 0
 	for o := uint64(0); o < end; o += 16 {
 		k := atomic.LoadUint64((*uint64)(unsafe.Add(base, o)))
@@ -1210,7 +1213,7 @@ func (l Locked) rebuild(t *table, need int) *table {
 		if k == 0 || v == 0 {
 			continue
 		}
-		no := nt.home(l.m.hash(k)) * bucketSlots << 4
+		no := Hash(k, k0, k1) & nbmask * bucketSlots << 4
 		for atomic.LoadUint64((*uint64)(unsafe.Add(nbase, no))) != 0 {
 			no = (no + 16) & nmask
 		}
