@@ -25,12 +25,12 @@ func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, pr
 //go:noescape
 func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int)
 
-// freshLoop is freshLoopGo in assembly (prepare_amd64.s), with keys,
-// blocks and pending as long as ns, which its caller (freshRun) slices
-// them to.
+// freshLoop is freshLoopGo in assembly (prepare_amd64.s), for the n
+// nodes from ns and the n keys, blocks and pending blocks from keys,
+// blocks and pending.
 //
 //go:noescape
-func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32)
+func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
 
 // idBucketShift: a bucket is 1<<idBucketShift bytes, as the assembly
 // steps.

@@ -268,7 +268,7 @@ dup:
 	INCQ R15
 	JMP  next
 
-// func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32)
+// func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
 //
 // freshLoopGo in registers: DI walks the nodes up to R10, SI the keys, R8
 // the blocks, R9 the pending blocks. A node's pos and parent are one word,
@@ -276,24 +276,24 @@ dup:
 // below the index's MaxDepth, so its half does not carry); its kids and
 // state are the word R15. R11 is the node's index, which its id's word
 // (R12 the table, R13 id 0's word) gets.
-TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-124
+TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-68
 	MOVQ base+0(FP), R12
 	MOVQ zv+8(FP), R13
-	MOVQ ns_base+16(FP), DI
-	MOVQ ns_len+24(FP), R10
+	MOVQ ns+16(FP), DI
+	MOVQ n+24(FP), R10
 	IMUL3Q $node__size, R10, R10
 	ADDQ DI, R10
-	MOVQ keys_base+40(FP), SI
-	MOVQ blocks_base+64(FP), R8
-	MOVQ pending_base+88(FP), R9
-	MOVL pos+112(FP), AX
-	MOVL ni+116(FP), R11
-	MOVL parent+120(FP), CX
+	MOVQ keys+32(FP), SI
+	MOVQ blocks+40(FP), R8
+	MOVQ pending+48(FP), R9
+	MOVL pos+56(FP), AX
+	MOVL ni+60(FP), R11
+	MOVL parent+64(FP), CX
 	SHLQ $32, CX
 	ORQ  CX, AX // pos | parent<<32
 	LEAL 1(R11), BX
 	SHLQ $32, BX
-	MOVL pos+112(FP), CX
+	MOVL pos+56(FP), CX
 	INCL CX
 	ORQ  CX, BX // pos+1 | (ni+1)<<32
 	MOVQ $0x100000001, R14

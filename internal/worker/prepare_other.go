@@ -13,9 +13,11 @@ func prepKeys(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev 
 	prepKeysGo(keys, pending, blocks, prev, root, idKr, seqKr, base, bmask, prefetch)
 }
 
-// freshLoop is freshLoopGo where there is no assembly for it.
-func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
-	freshLoopGo(base, zv, ns, keys, blocks, pending, pos, ni, parent)
+// freshLoop is freshLoopGo where there is no assembly for it, for the n
+// nodes from ns and the n keys, blocks and pending blocks from keys,
+// blocks and pending.
+func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32) {
+	freshLoopGo(base, zv, unsafe.Slice(ns, n), unsafe.Slice(keys, n), unsafe.Slice(blocks, n), unsafe.Slice(pending, n), pos, ni, parent)
 }
 
 // claimRun is claimRunGo where there is no assembly for it.

@@ -218,7 +218,7 @@ func TestClaimRun_IsGo(t *testing.T) {
 
 // freshLoop (assembly on amd64) writes what freshLoopGo writes: the nodes,
 // and each claim's word (id 0's too), from runs of 1 to 40 blocks; each
-// node as freshRun's comment has it.
+// node as freshLoopGo's comment has it.
 func TestFreshLoop_IsGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 48))
 	var m idMap
@@ -244,7 +244,7 @@ func TestFreshLoop_IsGo(t *testing.T) {
 		goNs, goM := slices.Clone(ns), m
 		goM.b = slices.Clone(m.b)
 		freshLoopGo(unsafe.Pointer(unsafe.SliceData(goM.b)), &goM.zv, goNs, keys, blocks, pending, pos, ni, parent)
-		freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, ns, keys, blocks, pending, pos, ni, parent)
+		freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, &ns[0], n, &keys[0], &blocks[0], &pending[0], pos, ni, parent)
 		if !slices.Equal(ns, goNs) || !slices.Equal(m.b, goM.b) || m.zv != goM.zv {
 			t.Fatalf("step %d: freshLoop and freshLoopGo differ (nodes alike: %v, table alike: %v, id 0's word %d, %d)",
 				step, slices.Equal(ns, goNs), slices.Equal(m.b, goM.b), m.zv, goM.zv)
