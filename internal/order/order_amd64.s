@@ -15,17 +15,3 @@ TEXT ·StoreRelease(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ CX, (AX)
 	RET
 
-// func PrefetchAll(addrs []uintptr)
-TEXT ·PrefetchAll(SB), NOSPLIT|NOFRAME, $0-24
-	MOVQ addrs_base+0(FP), AX
-	MOVQ addrs_len+8(FP), CX
-	TESTQ CX, CX
-	JEQ  done
-loop:
-	MOVQ       (AX), DX
-	PREFETCHT0 (DX)
-	ADDQ       $8, AX
-	DECQ       CX
-	JNE        loop
-done:
-	RET

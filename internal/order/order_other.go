@@ -9,9 +9,6 @@ import "sync/atomic"
 // nothing.
 func Prefetch(addr uintptr) {}
 
-// PrefetchAll is Prefetch of each of addrs: nothing, without assembly.
-func PrefetchAll(addrs []uintptr) {}
-
 // StoreRelease writes v to *p as a release store: atomic.StoreUint64 in
 // builds without assembly.
 func StoreRelease(p *uint64, v uint64) { atomic.StoreUint64(p, v) }

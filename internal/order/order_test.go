@@ -14,8 +14,6 @@ func TestPrefetch_AnyAddress(t *testing.T) {
 	for _, a := range addrs {
 		Prefetch(a)
 	}
-	PrefetchAll(addrs)
-	PrefetchAll(addrs[:0])
 	if x[0] != 1 || x[1] != 2 || x[2] != 3 {
 		t.Fatalf("prefetch changed memory: %v", x)
 	}
@@ -48,8 +46,6 @@ func TestStores_ZeroAllocs(t *testing.T) {
 		Publish(&w, 2)
 		Init(&w, 3)
 		Prefetch(uintptr(unsafe.Pointer(&w)))
-		a := [2]uintptr{uintptr(unsafe.Pointer(&w)), 0}
-		PrefetchAll(a[:])
 	}); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}
