@@ -140,3 +140,25 @@ func TestFlash_MemoryFollowsContent(t *testing.T) {
 		})
 	}
 }
+
+// Normalize lowers a MaxDepth past MaxDepthLimit to it (block positions are
+// 32-bit in Flash's nodes) and keeps any other, and an index configured
+// past it runs with the limit.
+func TestConfig_MaxDepthBounded(t *testing.T) {
+	for _, c := range []struct{ in, want int }{
+		{flash.MaxDepthLimit + 1, flash.MaxDepthLimit},
+		{int(^uint(0) >> 1), flash.MaxDepthLimit},
+		{flash.MaxDepthLimit, flash.MaxDepthLimit},
+		{flash.DefaultMaxDepth, flash.DefaultMaxDepth},
+		{0, flash.DefaultMaxDepth},
+	} {
+		if got := (flash.Config{MaxDepth: c.in}).Normalize().MaxDepth; got != c.want {
+			t.Errorf("Normalize of MaxDepth %d: %d, want %d", c.in, got, c.want)
+		}
+	}
+	ix := flash.New(flash.WithMaxDepth(int(^uint(0)>>1)), flash.WithWriters(0))
+	defer ix.Close()
+	if got := ix.Config().MaxDepth; got != flash.MaxDepthLimit {
+		t.Fatalf("an index's MaxDepth %d, want %d", got, flash.MaxDepthLimit)
+	}
+}

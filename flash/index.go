@@ -68,7 +68,8 @@ type Config struct {
 	BlockSize int
 	// MaxWorkers bounds the number of workers (DP ranks) known at once.
 	MaxWorkers int
-	// MaxDepth bounds block positions: a block at position >= MaxDepth is rejected.
+	// MaxDepth bounds block positions: a block at position >= MaxDepth is
+	// rejected. At most MaxDepthLimit.
 	MaxDepth int
 	// MaxBatch bounds the blocks (or hashes) of one event.
 	MaxBatch int
@@ -92,6 +93,11 @@ const (
 	// longest (2M). One event that deep costs about 150 MB of shared-table
 	// levels while its blocks are held, all released when they leave.
 	DefaultMaxDepth = 1 << 18
+	// MaxDepthLimit bounds MaxDepth: block positions are 32-bit in Flash's
+	// nodes, and its writers step a node's position and its parent's index
+	// as the halves of one word, which a position below 2^31 never carries
+	// out of. Normalize lowers a larger MaxDepth to it.
+	MaxDepthLimit = 1<<31 - 1
 	// DefaultMaxBatch: one event never carries more blocks than one sequence
 	// can hold.
 	DefaultMaxBatch = DefaultMaxDepth
@@ -117,7 +123,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// Normalize replaces zero or negative fields with their defaults.
+// Normalize replaces zero or negative fields with their defaults, and a
+// MaxDepth past MaxDepthLimit with the limit.
 func (c Config) Normalize() Config {
 	d := DefaultConfig()
 	if c.BlockSize <= 0 {
@@ -129,6 +136,7 @@ func (c Config) Normalize() Config {
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = d.MaxDepth
 	}
+	c.MaxDepth = min(c.MaxDepth, MaxDepthLimit)
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = d.MaxBatch
 	}

@@ -273,9 +273,10 @@ dup:
 // freshLoopGo in registers: DI walks the nodes up to R10, SI the keys, R8
 // the blocks, R9 the pending blocks. A node's pos and parent are one word,
 // AX; the next node's, BX, steps by R14 (1 in each half: a position is
-// below the index's MaxDepth, so its half does not carry); its kids and
-// state are the word R15. R11 is the node's index, which its id's word
-// (R12 the table, R13 id 0's word) gets.
+// below the index's MaxDepth, at most flash.MaxDepthLimit, below 2^31, so
+// its half does not carry); its kids and state are the word R15. R11 is
+// the node's index, which its id's word (R12 the table, R13 id 0's word)
+// gets.
 TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-68
 	MOVQ base+0(FP), R12
 	MOVQ zv+8(FP), R13
