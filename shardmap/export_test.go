@@ -105,6 +105,6 @@ func CheckBuckets(m *Map) error {
 // BucketAddrsGo is BucketAddrs by bucketRunGo (BucketAddrs' loop is
 // assembly on amd64): the run's first n keys, n as BucketAddrs has it.
 func BucketAddrsGo(m *Map, pos int, keys []Key, addrs []uintptr) {
-	n := max(min(len(keys), hotPositions-pos), 0)
+	n := hotRun(pos, len(keys))
 	bucketRunGo(m.hotFrom(pos), m.shardMask, keys[:n], addrs[:n])
 }

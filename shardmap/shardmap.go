@@ -1302,7 +1302,7 @@ func (m *Map) BucketAddr(pos int, k Key) uintptr {
 // in registers.
 func (m *Map) BucketAddrs(pos int, keys []Key, addrs []uintptr) {
 	addrs = addrs[:len(keys)]
-	n := max(min(len(keys), hotPositions-pos), 0)
+	n := hotRun(pos, len(keys))
 	if n > 0 {
 		bucketRun(m.hotFrom(pos), m.shardMask, keys[:n], addrs[:n])
 	}
@@ -1313,10 +1313,14 @@ func (m *Map) BucketAddrs(pos int, keys []Key, addrs []uintptr) {
 // one loop: the addresses BucketAddrs would write, asked for as they are
 // made.
 func (m *Map) PrefetchBuckets(pos int, keys []Key) {
-	if n := max(min(len(keys), hotPositions-pos), 0); n > 0 {
+	if n := hotRun(pos, len(keys)); n > 0 {
 		bucketRun(m.hotFrom(pos), m.shardMask, keys[:n], nil)
 	}
 }
+
+// hotRun is how many of n keys from pos on are at the inline positions,
+// where bucketRun reads their tables' pointers (m.hot).
+func hotRun(pos, n int) int { return max(min(n, hotPositions-pos), 0) }
 
 // bucketRunGo is the loop of BucketAddrs (addrs as long as keys) and of
 // PrefetchBuckets (addrs empty), for keys at the inline positions from

@@ -372,11 +372,11 @@ func (ws *State) claimID(k, h uint64, i int) (slot idSlot, v uint32, found bool)
 // whose hashes pending holds (idh), as claimID does: a new id's slot goes
 // in its block's slot, and a block whose id the worker has is a dup, with
 // its node in node. The common claims and dups are claimNew's; the
-// others, here, call claimID. A dup is checked where it is found: its id must name the
-// node of the block's content, the key at position pos+i (keys[i].K), and
-// not a block the batch claimed before (the same id twice). claimAll stops
-// at the first that does not and returns false, with the claims it made
-// given back.
+// others, here, call claimID. A dup is checked where it is found: its id
+// must name the node of the block's content, the key at position pos+i
+// (keys[i].K), and not a block the batch claimed before (the same id
+// twice). claimAll stops at the first that does not and returns false,
+// with the claims it made given back.
 func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos int) bool {
 	pending, keys = pending[:len(blocks)], keys[:len(blocks)]
 	for i := 0; ; i++ {

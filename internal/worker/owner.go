@@ -122,7 +122,7 @@ func (o *Owner) TrimScratch() {
 	}
 	o.pending, o.stack = Shed(o.pending, keepScratch), Shed(o.stack, keepScratch)
 	o.keys = Shed(o.keys, keepScratch)
-	o.Gone = Shed(o.Gone[:0], keepScratch)
+	o.Gone = Shed(o.Gone, keepScratch)
 	o.checkKids, o.checkOver = Shed(o.checkKids, 1<<20), Shed(o.checkOver, 1<<20)
 }
 
