@@ -3,16 +3,6 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// SECRET loads a shardmap.Keyer's secret: k0 into R15, k1 into BX, and
-// k1's parity as a mask into SI (Hash hashes every key alike for an even
-// k1).
-#define SECRET(k0, k1) \
-	MOVQ k0, R15; \
-	MOVQ k1, BX; \
-	MOVQ BX, SI; \
-	ANDQ $1, SI; \
-	NEGQ SI
-
 // BLOCKS loads the blocks' cursor into R8 and their end into R10.
 #define BLOCKS(base, len) \
 	MOVQ base, R8; \
@@ -20,120 +10,134 @@
 	SHLQ $4, R10; \
 	ADDQ R8, R10
 
-// HASH replaces AX with shardmap.Hash(AX, R15, BX), SI k1's parity mask,
-// using CX and DX.
-#define HASH \
+// HASHM replaces AX with shardmap.Hash(AX, k0, k1), mask k1's parity
+// mask, using CX and DX; k0 and k1 are read where they are (the frame).
+#define HASHM(k0, k1, mask) \
 	MOVQ AX, CX; \
 	ROLQ $32, CX; \
-	XORQ BX, CX; \
-	ANDQ SI, CX; \
-	XORQ R15, AX; \
+	XORQ k1, CX; \
+	ANDQ mask, CX; \
+	XORQ k0, AX; \
 	MULQ CX; \
 	XORQ DX, AX; \
 	MOVQ AX, DX; \
 	SHRQ $32, DX; \
 	XORQ DX, AX
 
+// IDHASH writes the engine id's hash of the block at R8 into the pending
+// block at R9 (idKr's secret in the frame, its parity mask in R15); AX
+// keeps it.
+#define IDHASH \
+	MOVQ Block_Hash(R8), AX; \
+	HASHM(idKr_k0+88(FP), idKr_k1+96(FP), R15); \
+	MOVQ AX, pendingBlock_idh(R9)
+
+// PREFETCHID asks for the home bucket of the id hash in AX: base R13
+// plus (hash & bmask R14) buckets.
+#define PREFETCHID \
+	ANDQ R14, AX; \
+	SHLQ $const_idBucketShift, AX; \
+	PREFETCHT0 (R13)(AX*1)
+
+// SEQKEY writes the key at R12: the sequence hash in R11, then its hash
+// under seqKr (its secret in the frame, its parity mask in BX).
+#define SEQKEY \
+	MOVQ R11, 0(R12); \
+	MOVQ R11, AX; \
+	HASHM(seqKr_k0+104(FP), seqKr_k1+112(FP), BX); \
+	MOVQ AX, 8(R12)
+
+// CHAIN replaces R11 with chain.Chain(R11, the Local of the block at R8):
+// XXH3's 16-byte path with its seed's bitflips. hi + bswap(lo) + 16 is
+// summed beside the multiply, off the chain's critical path.
+#define CHAIN \
+	MOVQ $0xaf56bc3b09964d01, CX; \
+	XORQ Block_Local(R8), CX; \
+	MOVQ $0x6782737bea423ef2, AX; \
+	XORQ R11, AX; \
+	MOVQ AX, DI; \
+	BSWAPQ DI; \
+	LEAQ 16(CX)(DI*1), DI; \
+	MULQ CX; \
+	XORQ DX, AX; \
+	ADDQ DI, AX; \
+	MOVQ AX, DI; \
+	SHRQ $37, DI; \
+	XORQ DI, AX; \
+	MOVQ $0x165667919e3779f9, DI; \
+	IMULQ DI, AX; \
+	MOVQ AX, DI; \
+	SHRQ $32, DI; \
+	XORQ DI, AX; \
+	MOVQ AX, R11
+
+// NEXT steps the cursors to the next block.
+#define NEXT \
+	ADDQ $Block__size, R8; \
+	ADDQ $pendingBlock__size, R9; \
+	ADDQ $16, R12
+
 // func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool)
 //
-// prepKeysGo in registers, its two loops one after the other. The first:
-// per block, shardmap.Hash of its engine id under idKr, into its pending
-// block; and when prefetch is set, a prefetch of its home bucket, base
-// R12 plus (hash & bmask R13) buckets. R8 walks the blocks up to R10, R9
-// the pending blocks. The second: per block, chain.Chain(prev, Local)
-// (XXH3's 16-byte path with its seed's bitflips, R12 and R13, and its
-// multiplier, R14), or for a root batch's first block its Local, then
-// shardmap.Hash of it under seqKr, into keys. R8 walks the blocks again,
-// R9 the keys, R11 holds the chain. Each HASH's secret: k0 in R15, k1 in
-// BX, k1's parity as a mask in SI.
+// prepKeysGo in registers, its two loops as one: per block, the engine
+// id's hash (and its bucket's prefetch) and the sequence key. The ids'
+// hashes are independent of each other and fill the chain's latency (a
+// multiply and a dependent multiply a block). R8 walks the blocks up to
+// R10, R9 the pending blocks, R12 the keys; R11 holds the chain; R13 and
+// R14 are base and bmask; the secrets are read from the frame, their
+// parity masks are in R15 (idKr) and BX (seqKr).
 TEXT ·prepKeysAsm(SB), NOSPLIT|NOFRAME, $0-137
 	MOVQ pending_base+24(FP), R9
+	MOVQ keys_base+0(FP), R12
 	BLOCKS(blocks_base+48(FP), blocks_len+56(FP))
 	CMPQ R8, R10
 	JEQ  done
-	SECRET(idKr_k0+88(FP), idKr_k1+96(FP))
-	MOVQ base+120(FP), R12
-	MOVQ bmask+128(FP), R13
-	CMPB prefetch+136(FP), $0
-	JNE  prefetched
-
-hashes:
-	MOVQ Block_Hash(R8), AX
-	HASH
-	MOVQ AX, pendingBlock_idh(R9)
-	ADDQ $Block__size, R8
-	ADDQ $pendingBlock__size, R9
-	CMPQ R8, R10
-	JNE  hashes
-	JMP  keys
-
-prefetched:
-	MOVQ Block_Hash(R8), AX
-	HASH
-	MOVQ AX, pendingBlock_idh(R9)
-	ANDQ R13, AX
-	SHLQ $const_idBucketShift, AX
-	PREFETCHT0 (R12)(AX*1)
-	ADDQ $Block__size, R8
-	ADDQ $pendingBlock__size, R9
-	CMPQ R8, R10
-	JNE  prefetched
-
-keys:
-	MOVQ keys_base+0(FP), R9
-	MOVQ blocks_base+48(FP), R8
+	MOVQ idKr_k1+96(FP), R15
+	ANDQ $1, R15
+	NEGQ R15
+	MOVQ seqKr_k1+112(FP), BX
+	ANDQ $1, BX
+	NEGQ BX
+	MOVQ base+120(FP), R13
+	MOVQ bmask+128(FP), R14
 	MOVQ prev+72(FP), R11
-	SECRET(seqKr_k0+104(FP), seqKr_k1+112(FP))
 	CMPB root+80(FP), $0
 	JEQ  chained
 
 	// A root batch's first block: its sequence hash is its local hash.
-	MOVQ Block_Local(R8), AX
-	MOVQ AX, R11
-	MOVQ AX, 0(R9)
-	HASH
-	MOVQ AX, 8(R9)
-	ADDQ $Block__size, R8
-	ADDQ $16, R9
+	IDHASH
+	CMPB prefetch+136(FP), $0
+	JEQ  rootkey
+	PREFETCHID
+
+rootkey:
+	MOVQ Block_Local(R8), R11
+	SEQKEY
+	NEXT
 	CMPQ R8, R10
 	JEQ  done
 
 chained:
-	MOVQ $0x6782737bea423ef2, R12
-	MOVQ $0xaf56bc3b09964d01, R13
-	MOVQ $0x165667919e3779f9, R14
+	CMPB prefetch+136(FP), $0
+	JNE  prefetched
 
-loop:
-	// seq = Chain(prev, local)
-	MOVQ Block_Local(R8), CX
-	XORQ R13, CX // hi
-	MOVQ R11, AX
-	XORQ R12, AX // lo
-	MOVQ AX, DI
-	BSWAPQ DI
-	MULQ CX
-	XORQ DX, AX
-	ADDQ CX, AX
-	ADDQ DI, AX
-	ADDQ $16, AX
-	MOVQ AX, DI
-	SHRQ $37, DI
-	XORQ DI, AX
-	IMULQ R14, AX
-	MOVQ AX, DI
-	SHRQ $32, DI
-	XORQ DI, AX
-	MOVQ AX, R11
-	MOVQ AX, 0(R9)
-
-	// Hash(seq, k0, k1)
-	HASH
-	MOVQ AX, 8(R9)
-
-	ADDQ $Block__size, R8
-	ADDQ $16, R9
+plain:
+	IDHASH
+	CHAIN
+	SEQKEY
+	NEXT
 	CMPQ R8, R10
-	JNE  loop
+	JNE  plain
+	RET
+
+prefetched:
+	IDHASH
+	PREFETCHID
+	CHAIN
+	SEQKEY
+	NEXT
+	CMPQ R8, R10
+	JNE  prefetched
 
 done:
 	RET
