@@ -498,10 +498,10 @@ func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key
 // the block's sequence hash: chained from prev, the parent's, or for a
 // block at position 0 (root: the batch's first) its local hash alone.
 // The ids' loop comes first: their buckets' misses overlap the chain's
-// work, and claimAll reads the buckets next. Each loop keeps its secret in
-// registers; on amd64 they are assembly (prepKeys, prepare_amd64.s), where
-// Go's multiplies pinned the registers they use and the loops spilled
-// around them.
+// work, and claimAll reads the buckets next. On amd64 the two loops are
+// one in assembly (prepKeys, prepare_amd64.s), where the independent id
+// hashes fill the chain's latency; Go's multiplies pinned the registers
+// they use, and its loops spilled around them.
 func prepKeysGo(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
 	keys, pending = keys[:len(blocks)], pending[:len(blocks)]
 	for i, b := range blocks {
