@@ -35,6 +35,43 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// prefetchEvent reads nothing past an event's slices and changes none of
+// it: events of every kind, empty, short, and longer than it asks for, and
+// a slice that ends where a page ends.
+func TestPrefetchEvent_ChangesNothing(t *testing.T) {
+	blocks := make([]worker.Block, 200)
+	for i := range blocks {
+		blocks[i] = worker.Block{Hash: uint64(i) + 1, Local: uint64(i) * 7}
+	}
+	hashes := []uint64{1, 2, 3}
+	evs := []Event{
+		{Kind: Stored},
+		{Kind: Stored, Blocks: blocks[:1]},
+		{Kind: Stored, Blocks: blocks[:3]},
+		{Kind: Stored, Blocks: blocks},
+		{Kind: Removed},
+		{Kind: Removed, Hashes: hashes},
+		{Kind: Cleared},
+		{Kind: Kind(9), Blocks: blocks},
+	}
+	// A slice that ends where an allocation of whole pages ends: a line
+	// asked for past it would be another allocation's, or unmapped.
+	page := make([]worker.Block, 4096/16*2)
+	evs = append(evs, Event{Kind: Stored, Blocks: page[len(page)-2:]}, Event{Kind: Removed, Hashes: make([]uint64, 1<<10)[1<<10-1:]})
+	for _, ev := range evs {
+		before := ev
+		prefetchEvent(&ev)
+		if ev.Kind != before.Kind || len(ev.Blocks) != len(before.Blocks) || len(ev.Hashes) != len(before.Hashes) {
+			t.Fatalf("event changed: %+v", ev)
+		}
+	}
+	for i := range blocks {
+		if blocks[i] != (worker.Block{Hash: uint64(i) + 1, Local: uint64(i) * 7}) {
+			t.Fatalf("block %d changed: %+v", i, blocks[i])
+		}
+	}
+}
+
 func TestFor_Range(t *testing.T) {
 	for _, lanes := range []int{0, 1, 3, 8} {
 		seen := map[int]int{}

@@ -126,6 +126,9 @@ func (s *Set) Apply(ev *Event, try bool) error {
 	}
 	ln := s.laneOf(ev.Worker.ID)
 	if s.o.Sync {
+		// The event's blocks come while the lane is taken and the worker
+		// found.
+		prefetchEvent(ev)
 		ln.mu.Lock()
 		defer ln.mu.Unlock()
 		if s.closed.Load() {
