@@ -65,6 +65,37 @@ func TestPrepKeys(t *testing.T) {
 	}
 }
 
+// prefetchNodes reads no node past its chunk and changes no state: at the
+// first node, mid-chunk, at a chunk's last node and past it, past the
+// last chunk, and with nodes freed.
+func TestPrefetchNodes_ChangesNothing(t *testing.T) {
+	ws := &State{}
+	ws.chunks = [][]node{make([]node, 1<<nodeChunkBits), make([]node, 1<<nodeChunkBits)[:5]}
+	for _, c := range ws.chunks {
+		for k := range c {
+			c[k] = node{seq: uint64(k), ext: uint64(k) + 1, pos: uint32(k)}
+		}
+	}
+	for _, n := range []uint32{0, 1, 7, 1<<nodeChunkBits - 1, 1 << nodeChunkBits, 1<<nodeChunkBits + 3, 1<<nodeChunkBits + 5, 3 << nodeChunkBits} {
+		for _, freed := range []uint32{0, 1} {
+			ws.n, ws.freed = n, freed
+			for _, k := range []int{0, 1, 2, 63, 1000} {
+				ws.prefetchNodes(k)
+				if ws.n != n || ws.freed != freed {
+					t.Fatalf("n %d, freed %d: state changed to %d, %d", n, freed, ws.n, ws.freed)
+				}
+			}
+		}
+	}
+	for _, c := range ws.chunks {
+		for k := range c {
+			if c[k] != (node{seq: uint64(k), ext: uint64(k) + 1, pos: uint32(k)}) {
+				t.Fatalf("node %d changed: %+v", k, c[k])
+			}
+		}
+	}
+}
+
 // claimRun (assembly on amd64) does what claimRunGo does, whatever the
 // table holds: the same stop, dups, table and pending blocks. Each claim
 // names its block; each dup names a node whose own id, position and

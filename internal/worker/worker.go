@@ -206,6 +206,30 @@ func (ws *State) freshNodes(n int) (uint32, []node) {
 	return 0, nil
 }
 
+// prefetchNodes asks for the lines of the next n fresh nodes, those of
+// their chunk that exist, which Commit writes: nodes are made ahead of
+// their use (a chunk at a time, or all of a hinted worker's) and are out
+// of cache, and a store that misses holds its place in the store queue
+// until its line comes (building the trace's index at 16 workers: 4.5%
+// faster with hints, 2.7% from empty).
+func (ws *State) prefetchNodes(n int) {
+	i := ws.n
+	ci := int(i >> nodeChunkBits)
+	if ws.freed != 0 || ci >= len(ws.chunks) {
+		return
+	}
+	ch := ws.chunks[ci]
+	off := int(i & (1<<nodeChunkBits - 1))
+	end := min(len(ch), off+n)
+	if off >= end {
+		return
+	}
+	last := uintptr(unsafe.Pointer(&ch[end-1]))
+	for a := uintptr(unsafe.Pointer(&ch[off])) &^ 63; a <= last; a += 64 {
+		order.Prefetch(a)
+	}
+}
+
 // nextFresh takes the next node never used and returns it, when no node
 // is free and its chunk is made (newNode's common case, inlined); else it
 // takes nothing and returns nil.
@@ -351,6 +375,9 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	o.scratch(len(blocks))
 	pending, keys := o.pending[:len(blocks)], o.keys[:len(blocks)]
 	prefetch := len(blocks) >= prefetchFrom
+	if prefetch {
+		ws.prefetchNodes(len(blocks))
+	}
 	// The worker's plane's table, for the prefetches (a new worker's slot
 	// comes after validation: plane 0's, a guess).
 	ptab, _ := o.W.Plane(max(ws.Slot, 0))
