@@ -112,9 +112,7 @@ func prefetchEvent(ev *Event) {
 	if ev.Kind != Stored {
 		p, n = unsafe.Pointer(unsafe.SliceData(ev.Hashes)), uintptr(len(ev.Hashes))*8
 	}
-	for o := uintptr(0); o < min(n, prefetchEventBytes); o += 64 {
-		order.Prefetch(uintptr(p) + o)
-	}
+	order.PrefetchLines(uintptr(p), min(n, prefetchEventBytes))
 }
 
 // prefetchEventBytes: prefetchEvent asks for up to this many bytes of an

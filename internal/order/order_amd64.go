@@ -6,6 +6,10 @@ package order
 // level (PREFETCHT0). It never faults, whatever addr is.
 func Prefetch(addr uintptr)
 
+// PrefetchLines is Prefetch of every cache line that bytes addr to
+// addr+n-1 lie on, in one call. It never faults.
+func PrefetchLines(addr, n uintptr)
+
 // StoreRelease writes v to *p as a release store: one plain MOVQ on amd64
 // (see the package comment). The race detector does not see it: race
 // builds publish with sync/atomic (Publish).

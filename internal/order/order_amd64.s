@@ -8,6 +8,30 @@ TEXT ·Prefetch(SB), NOSPLIT|NOFRAME, $0-8
 	PREFETCHT0 (AX)
 	RET
 
+// func PrefetchLines(addr, n uintptr)
+//
+// A PREFETCHT0 of each of the (addr%64 + n + 63) / 64 lines from addr's,
+// counted down, so a range at the top of the address space ends.
+TEXT ·PrefetchLines(SB), NOSPLIT|NOFRAME, $0-16
+	MOVQ addr+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JEQ  none
+	MOVQ AX, DX
+	ANDQ $63, DX
+	LEAQ 63(CX)(DX*1), CX
+	SHRQ $6, CX
+	ANDQ $~63, AX
+
+line:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNE  line
+
+none:
+	RET
+
 // func StoreRelease(p *uint64, v uint64)
 TEXT ·StoreRelease(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ p+0(FP), AX

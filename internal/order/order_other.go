@@ -9,6 +9,10 @@ import "sync/atomic"
 // nothing.
 func Prefetch(addr uintptr) {}
 
+// PrefetchLines is Prefetch of every cache line that bytes addr to
+// addr+n-1 lie on: nothing, in builds without assembly.
+func PrefetchLines(addr, n uintptr) {}
+
 // StoreRelease writes v to *p as a release store: atomic.StoreUint64 in
 // builds without assembly.
 func StoreRelease(p *uint64, v uint64) { atomic.StoreUint64(p, v) }

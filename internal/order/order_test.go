@@ -14,6 +14,12 @@ func TestPrefetch_AnyAddress(t *testing.T) {
 	for _, a := range addrs {
 		Prefetch(a)
 	}
+	for _, a := range addrs {
+		for _, n := range []uintptr{0, 1, 8, 63, 64, 65, 200} {
+			PrefetchLines(a, n)
+		}
+	}
+	PrefetchLines(^uintptr(0)-100, 100) // the last lines of the address space
 	if x[0] != 1 || x[1] != 2 || x[2] != 3 {
 		t.Fatalf("prefetch changed memory: %v", x)
 	}
@@ -46,6 +52,7 @@ func TestStores_ZeroAllocs(t *testing.T) {
 		Publish(&w, 2)
 		Init(&w, 3)
 		Prefetch(uintptr(unsafe.Pointer(&w)))
+		PrefetchLines(uintptr(unsafe.Pointer(&w)), 8)
 	}); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}

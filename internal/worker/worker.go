@@ -224,10 +224,7 @@ func (ws *State) prefetchNodes(n int) {
 	if off >= end {
 		return
 	}
-	last := uintptr(unsafe.Pointer(&ch[end-1]))
-	for a := uintptr(unsafe.Pointer(&ch[off])) &^ 63; a <= last; a += 64 {
-		order.Prefetch(a)
-	}
+	order.PrefetchLines(uintptr(unsafe.Pointer(&ch[off])), uintptr(end-off)*unsafe.Sizeof(node{}))
 }
 
 // nextFresh takes the next node never used and returns it, when no node
