@@ -35,9 +35,10 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// prefetchEvent reads nothing past an event's slices and changes none of
-// it: events of every kind, empty, short, and longer than it asks for, and
-// a slice that ends where a page ends.
+// prefetchEvent changes no event and no block, and returns: events of
+// every kind, empty, short, and longer than it asks for, and slices that
+// end where their allocation ends (a prefetch never faults, so that is
+// what a test sees of it).
 func TestPrefetchEvent_ChangesNothing(t *testing.T) {
 	blocks := make([]worker.Block, 200)
 	for i := range blocks {
@@ -54,8 +55,6 @@ func TestPrefetchEvent_ChangesNothing(t *testing.T) {
 		{Kind: Cleared},
 		{Kind: Kind(9), Blocks: blocks},
 	}
-	// A slice that ends where an allocation of whole pages ends: a line
-	// asked for past it would be another allocation's, or unmapped.
 	page := make([]worker.Block, 4096/16*2)
 	evs = append(evs, Event{Kind: Stored, Blocks: page[len(page)-2:]}, Event{Kind: Removed, Hashes: make([]uint64, 1<<10)[1<<10-1:]})
 	for _, ev := range evs {
