@@ -194,16 +194,20 @@ func (ws *State) newNode(n node) uint32 {
 // when no node is free and the chunk is made, and returns the first's
 // index and the nodes; else it takes none.
 func (ws *State) freshNodes(n int) (uint32, []node) {
-	i := ws.n
-	if ci := int(i >> nodeChunkBits); ws.freed == 0 && ci < len(ws.chunks) {
+	i, ch := ws.n, ws.peekFresh(n)
+	ws.n += uint32(len(ch))
+	return i, ch
+}
+
+// peekFresh returns the nodes freshNodes(n) would take, taking none.
+func (ws *State) peekFresh(n int) []node {
+	if ci := int(ws.n >> nodeChunkBits); ws.freed == 0 && ci < len(ws.chunks) {
 		ch := ws.chunks[ci]
-		if off := int(i & (1<<nodeChunkBits - 1)); off < len(ch) {
-			ch = ch[off:min(len(ch), off+n)]
-			ws.n += uint32(len(ch))
-			return i, ch
+		if off := int(ws.n & (1<<nodeChunkBits - 1)); off < len(ch) {
+			return ch[off:min(len(ch), off+n)]
 		}
 	}
-	return 0, nil
+	return nil
 }
 
 // prefetchNodes asks for the lines of the next n fresh nodes, those of
@@ -213,18 +217,9 @@ func (ws *State) freshNodes(n int) (uint32, []node) {
 // until its line comes (building the trace's index at 16 workers: 4.5%
 // faster with hints, 2.7% from empty).
 func (ws *State) prefetchNodes(n int) {
-	i := ws.n
-	ci := int(i >> nodeChunkBits)
-	if ws.freed != 0 || ci >= len(ws.chunks) {
-		return
+	if ch := ws.peekFresh(n); len(ch) > 0 {
+		order.PrefetchLines(uintptr(unsafe.Pointer(&ch[0])), uintptr(len(ch))*unsafe.Sizeof(node{}))
 	}
-	ch := ws.chunks[ci]
-	off := int(i & (1<<nodeChunkBits - 1))
-	end := min(len(ch), off+n)
-	if off >= end {
-		return
-	}
-	order.PrefetchLines(uintptr(unsafe.Pointer(&ch[off])), uintptr(end-off)*unsafe.Sizeof(node{}))
 }
 
 // nextFresh takes the next node never used and returns it, when no node
