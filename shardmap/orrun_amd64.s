@@ -92,12 +92,8 @@ insert:
 	// A new key in the empty slot, when the table has room: its value,
 	// then its key.
 	MOVQ table_used(CX), R13
-	INCQ R13
-	SHLQ $2, R13
-	MOVQ table_mask(CX), SI
-	LEAQ 3(SI)(SI*2), SI
-	CMPQ R13, SI
-	JGT  stop
+	CMPQ R13, table_limit(CX)
+	JGE  stop
 	SHLQ $4, R14
 	ADDQ BX, R14
 	ADDQ DX, R14
@@ -153,8 +149,10 @@ at:
 // func bucketRun(hot unsafe.Pointer, smask uint64, keys []Key, addrs []uintptr)
 //
 // bucketRunGo, in registers: with addrs, each key's BUCKET into it (0 with
-// no table); without, a prefetch of each. R10 walks the keys up to R11,
-// R8 their positions' pointers in hot, DI the addresses.
+// no table); without, a prefetch of each, and with one shard (smask 0) from
+// a loop that takes each table from its position's pointer, computing no
+// shard (12 instructions a key instead of 16). R10 walks the keys up to
+// R11, R8 their positions' pointers in hot, DI the addresses.
 TEXT ·bucketRun(SB), NOSPLIT|NOFRAME, $0-64
 	MOVQ hot+0(FP), R8
 	MOVQ smask+8(FP), R9
@@ -167,6 +165,26 @@ TEXT ·bucketRun(SB), NOSPLIT|NOFRAME, $0-64
 	JEQ  done
 	CMPQ addrs_len+48(FP), $0
 	JNE  addresses
+	TESTQ R9, R9
+	JNE  prefetch
+
+	// One shard: every key's table is its position's first.
+prefetch1:
+	MOVQ (R8), CX
+	TESTQ CX, CX
+	JEQ  next1
+	MOVQ 8(R10), BX
+	ANDQ table_bmask(CX), BX
+	SHLQ $6, BX
+	ADDQ table_base(CX), BX
+	PREFETCHT0 (BX)
+
+next1:
+	ADDQ $16, R10
+	ADDQ $8, R8
+	CMPQ R10, R11
+	JNE  prefetch1
+	RET
 
 prefetch:
 	BUCKET(pnext)

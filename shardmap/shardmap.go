@@ -52,10 +52,13 @@ type table struct {
 	used  int    // keys set, live or tombstone (writers only)
 	live  int    // keys with a value, key 0 included (writers only)
 	next  *table // the next spare of its size (tableAlloc)
+	// limit is three quarters of the slots: a key that would make used
+	// more rebuilds the table first (orRun compares used with it).
+	limit int
 	// pooled: its slots were carved from a reservation (Reserve), whose
 	// words stay the map's; replaced, it stays a spare.
 	pooled bool
-	_      [64 - 25]byte
+	_      [64 - 33]byte
 }
 
 // headerBytes is a table header's size.
@@ -163,7 +166,7 @@ func (m *Map) newTable(capacity int) *table {
 		a.mu.Unlock()
 		t, slots = new(table), make([]uint64, n)
 	}
-	t.mask, t.bmask = uint64(capacity-1), uint64(capacity/bucketSlots-1)
+	t.mask, t.bmask, t.limit = uint64(capacity-1), uint64(capacity/bucketSlots-1), capacity*3/4
 	t.base, t.slots = unsafe.Pointer(&slots[0]), slots
 	return t
 }
