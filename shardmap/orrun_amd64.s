@@ -3,6 +3,84 @@
 #include "go_asm.h"
 #include "textflag.h"
 
+// ORKEY is orRun's step for the key at R10 (AX its K, BX its H) in the
+// table at CX (none: stop), from its home bucket to its slot, and on to
+// the next key (JNE next; JMP done after the last). For the key:
+//   - probe: f, the bucket's first empty slot (the keys fill a prefix of
+//     the slots, so it is 4 less the empty ones, CMP setting the carry for
+//     a 0 key) in R13, and s, the key's slot (f when absent, 4 when the
+//     bucket is full without it) in R14;
+//   - found: the key is there: set mask in its value, unless it holds a
+//     bit of mask already (held); live counts one more when the value
+//     was 0, and the value's store is the release store;
+//   - insert: a new key in the empty slot, when used is below the table's
+//     limit: its value, then its key (the release store).
+#define ORKEY(probe, found, insert, advance, next) \
+	TESTQ CX, CX; \
+	JEQ  stop; \
+	MOVQ table_base(CX), DX; \
+	MOVQ table_mask(CX), SI; \
+	SHLQ $4, SI; \
+	ANDQ table_bmask(CX), BX; \
+	SHLQ $6, BX; \
+probe: \
+	MOVL $4, R13; \
+	CMPQ 0(DX)(BX*1), $1; \
+	SBBQ $0, R13; \
+	CMPQ 16(DX)(BX*1), $1; \
+	SBBQ $0, R13; \
+	CMPQ 32(DX)(BX*1), $1; \
+	SBBQ $0, R13; \
+	CMPQ 48(DX)(BX*1), $1; \
+	SBBQ $0, R13; \
+	MOVQ R13, R14; \
+	CMPQ 48(DX)(BX*1), AX; \
+	CMOVQEQ R15, R14; \
+	CMPQ 32(DX)(BX*1), AX; \
+	CMOVQEQ R12, R14; \
+	CMPQ 16(DX)(BX*1), AX; \
+	CMOVQEQ R9, R14; \
+	CMPQ 0(DX)(BX*1), AX; \
+	CMOVQEQ DI, R14; \
+	CMPQ R14, $4; \
+	JNE  found; \
+	ADDQ $64, BX; \
+	ANDQ SI, BX; \
+	JMP  probe; \
+found: \
+	CMPQ R14, R13; \
+	JEQ  insert; \
+	SHLQ $4, R14; \
+	ADDQ BX, R14; \
+	ADDQ DX, R14; \
+	MOVQ 8(R14), R13; \
+	MOVQ mask+40(FP), SI; \
+	TESTQ SI, R13; \
+	JNE  held; \
+	CMPQ R13, $1; \
+	ADCQ $0, table_live(CX); \
+	ORQ  R13, SI; \
+	MOVQ SI, 8(R14); \
+	JMP  advance; \
+insert: \
+	MOVQ table_used(CX), R13; \
+	CMPQ R13, table_limit(CX); \
+	JGE  stop; \
+	SHLQ $4, R14; \
+	ADDQ BX, R14; \
+	ADDQ DX, R14; \
+	MOVQ mask+40(FP), SI; \
+	MOVQ SI, 8(R14); \
+	MOVQ AX, 0(R14); \
+	INCQ table_used(CX); \
+	INCQ table_live(CX); \
+advance: \
+	ADDQ $16, R10; \
+	ADDQ $8, R8; \
+	CMPQ R10, R11; \
+	JNE  next; \
+	JMP  done
+
 // func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool)
 //
 // orRunGo, in registers. Per key: AX its K, CX its table, DX the table's
@@ -12,6 +90,8 @@
 // and 0 for the conditional moves. R8 walks hot (shard 0's pointer of
 // the key's position), R10 the keys, up to R11. The value and key stores
 // are plain: x86-64 makes them visible in program order (order.Publish).
+// With one shard (smask 0) a loop of its own takes each key's table from
+// its position's pointer, computing no shard; both loops step by ORKEY.
 TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-57
 	MOVQ hot+0(FP), R8
 	MOVQ keys_base+16(FP), R10
@@ -24,6 +104,17 @@ TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-57
 	XORL DI, DI
 	CMPQ R10, R11
 	JEQ  done
+	CMPQ smask+8(FP), $0
+	JNE  next
+
+	// One shard: a key's table is its position's first.
+next1:
+	MOVQ 0(R10), AX // K
+	TESTQ AX, AX
+	JEQ  stop
+	MOVQ 8(R10), BX // H
+	MOVQ (R8), CX // the table
+	ORKEY(probe1, found1, insert1, advance1, next1)
 
 next:
 	MOVQ 0(R10), AX // K
@@ -35,79 +126,7 @@ next:
 	ANDQ smask+8(FP), CX
 	SHLQ $const_hotShift, CX
 	MOVQ (R8)(CX*1), CX // the table
-	TESTQ CX, CX
-	JEQ  stop
-	MOVQ table_base(CX), DX
-	MOVQ table_mask(CX), SI
-	SHLQ $4, SI
-	ANDQ table_bmask(CX), BX
-	SHLQ $6, BX
-
-probe:
-	// f: the keys fill a prefix of the bucket's slots, so the first empty
-	// slot is 4 less the empty ones (CMP sets the carry for a 0 key).
-	MOVL $4, R13
-	CMPQ 0(DX)(BX*1), $1
-	SBBQ $0, R13
-	CMPQ 16(DX)(BX*1), $1
-	SBBQ $0, R13
-	CMPQ 32(DX)(BX*1), $1
-	SBBQ $0, R13
-	CMPQ 48(DX)(BX*1), $1
-	SBBQ $0, R13
-	MOVQ R13, R14
-	CMPQ 48(DX)(BX*1), AX
-	CMOVQEQ R15, R14
-	CMPQ 32(DX)(BX*1), AX
-	CMOVQEQ R12, R14
-	CMPQ 16(DX)(BX*1), AX
-	CMOVQEQ R9, R14
-	CMPQ 0(DX)(BX*1), AX
-	CMOVQEQ DI, R14
-	CMPQ R14, $4
-	JNE  found
-	ADDQ $64, BX
-	ANDQ SI, BX
-	JMP  probe
-
-found:
-	CMPQ R14, R13
-	JEQ  insert
-	// The key is there: set mask in its value, unless it holds a bit of
-	// mask already.
-	SHLQ $4, R14
-	ADDQ BX, R14
-	ADDQ DX, R14 // the key's word
-	MOVQ 8(R14), R13 // old
-	MOVQ mask+40(FP), SI
-	TESTQ SI, R13
-	JNE  held
-	CMPQ R13, $1
-	ADCQ $0, table_live(CX) // live: one more when old was 0
-	ORQ  R13, SI
-	MOVQ SI, 8(R14) // the release store
-	JMP  advance
-
-insert:
-	// A new key in the empty slot, when the table has room: its value,
-	// then its key.
-	MOVQ table_used(CX), R13
-	CMPQ R13, table_limit(CX)
-	JGE  stop
-	SHLQ $4, R14
-	ADDQ BX, R14
-	ADDQ DX, R14
-	MOVQ mask+40(FP), SI
-	MOVQ SI, 8(R14)
-	MOVQ AX, 0(R14) // the release store
-	INCQ table_used(CX)
-	INCQ table_live(CX)
-
-advance:
-	ADDQ $16, R10
-	ADDQ $8, R8
-	CMPQ R10, R11
-	JNE  next
+	ORKEY(probe, found, insert, advance, next)
 
 done:
 	MOVQ keys_len+24(FP), AX
