@@ -53,7 +53,9 @@ type table struct {
 	live  int    // keys with a value, key 0 included (writers only)
 	next  *table // the next spare of its size (tableAlloc)
 	// limit is three quarters of the slots: a key that would make used
-	// more rebuilds the table first (orRun compares used with it).
+	// more rebuilds the table first. It follows from mask, and is kept so
+	// that orRun checks a new key's room with a load and a compare (seven
+	// instructions a new key, computed); the Go loops compute it.
 	limit int
 	// pooled: its slots were carved from a reservation (Reserve), whose
 	// words stay the map's; replaced, it stays a spare.
