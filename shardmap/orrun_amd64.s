@@ -3,7 +3,7 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// ORKEY is orRun's step for the key at R10 (AX its K, BX its H) in the
+// ORKEY is orRun's step for key R10 (AX its K, BX its H) in the
 // table at CX (none: stop), from its home bucket to its slot, and on to
 // the next key (JNE next; JMP done after the last). For the key:
 //   - probe: f, the bucket's first empty slot (the keys fill a prefix of
@@ -75,9 +75,7 @@ insert: \
 	INCQ table_used(CX); \
 	INCQ table_live(CX); \
 advance: \
-	ADDQ $16, R10; \
-	ADDQ $8, R8; \
-	CMPQ R10, R11; \
+	ADDQ $8, R10; \
 	JNE  next; \
 	JMP  done
 
@@ -87,44 +85,48 @@ advance: \
 // slots, SI their byte mask, BX the probed bucket's byte offset, R13 the
 // bucket's first empty slot (f), R14 the key's slot (s, f when absent, 4
 // when the bucket is full without it); R9, R12, R15 and DI hold 1, 2, 3
-// and 0 for the conditional moves. R8 walks hot (shard 0's pointer of
-// the key's position), R10 the keys, up to R11. The value and key stores
-// are plain: x86-64 makes them visible in program order (order.Publish).
+// and 0 for the conditional moves. R11 is the keys' end (16 bytes each)
+// and R8 that of their positions' pointers in hot (shard 0's, 8 bytes
+// each): R10 counts from minus 8 times the keys up to 0, so that one add
+// steps both and ends the loop. The value and key stores are plain:
+// x86-64 makes them visible in program order (order.Publish).
 // With one shard (smask 0) a loop of its own takes each key's table from
 // its position's pointer, computing no shard; both loops step by ORKEY.
 TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-57
+	MOVQ keys_len+24(FP), R10
+	SHLQ $3, R10
+	JEQ  done
 	MOVQ hot+0(FP), R8
-	MOVQ keys_base+16(FP), R10
-	MOVQ keys_len+24(FP), R11
-	SHLQ $4, R11
-	ADDQ R10, R11
+	ADDQ R10, R8
+	MOVQ keys_base+16(FP), R11
+	LEAQ (R11)(R10*2), R11
+	NEGQ R10
 	MOVL $1, R9
 	MOVL $2, R12
 	MOVL $3, R15
 	XORL DI, DI
-	CMPQ R10, R11
-	JEQ  done
 	CMPQ smask+8(FP), $0
 	JNE  next
 
 	// One shard: a key's table is its position's first.
 next1:
-	MOVQ 0(R10), AX // K
+	MOVQ 0(R11)(R10*2), AX // K
 	TESTQ AX, AX
 	JEQ  stop
-	MOVQ 8(R10), BX // H
-	MOVQ (R8), CX // the table
+	MOVQ 8(R11)(R10*2), BX // H
+	MOVQ (R8)(R10*1), CX // the table
 	ORKEY(probe1, found1, insert1, advance1, next1)
 
 next:
-	MOVQ 0(R10), AX // K
+	MOVQ 0(R11)(R10*2), AX // K
 	TESTQ AX, AX
 	JEQ  stop
-	MOVQ 8(R10), BX // H
+	MOVQ 8(R11)(R10*2), BX // H
 	MOVQ BX, CX
 	SHRQ $(64-const_maxShardBits), CX
 	ANDQ smask+8(FP), CX
 	SHLQ $const_hotShift, CX
+	ADDQ R10, CX
 	MOVQ (R8)(CX*1), CX // the table
 	ORKEY(probe, found, insert, advance, next)
 
@@ -142,22 +144,24 @@ held:
 	MOVL $1, AX
 
 at:
-	// The index of the key at R10, and AX: whether it held a bit of mask.
-	SUBQ keys_base+16(FP), R10
-	SHRQ $4, R10
+	// The index of key R10, and AX: whether it held a bit of mask.
+	SARQ $3, R10
+	ADDQ keys_len+24(FP), R10
 	MOVQ R10, ret+48(FP)
 	MOVB AX, ret1+56(FP)
 	RET
 
-// BUCKET puts in BX the address of the first bucket of the key at R10 in
-// its table (R8 its position's shard 0 pointer in hot, R9 the shard mask),
-// as BucketAddr has it; with no table it jumps to none. It uses CX.
+// BUCKET puts in BX the address of the first bucket of key R10 in its
+// table (R11 the keys' end, R8 their positions' shard 0 pointers' end in
+// hot, R9 the shard mask), as BucketAddr has it; with no table it jumps to
+// none. It uses CX.
 #define BUCKET(none) \
-	MOVQ 8(R10), BX; \
+	MOVQ 8(R11)(R10*2), BX; \
 	MOVQ BX, CX; \
 	SHRQ $(64-const_maxShardBits), CX; \
 	ANDQ R9, CX; \
 	SHLQ $const_hotShift, CX; \
+	ADDQ R10, CX; \
 	MOVQ (R8)(CX*1), CX; \
 	TESTQ CX, CX; \
 	JEQ  none; \
@@ -170,18 +174,22 @@ at:
 // bucketRunGo, in registers: with addrs, each key's BUCKET into it (0 with
 // no table); without, a prefetch of each, and with one shard (smask 0) from
 // a loop that takes each table from its position's pointer, computing no
-// shard (12 instructions a key instead of 16). R10 walks the keys up to
-// R11, R8 their positions' pointers in hot, DI the addresses.
+// shard (10 instructions a key instead of 15). R11 is the keys' end (16
+// bytes each), R8 that of their positions' pointers in hot and DI that of
+// the addresses (8 bytes each); R10 counts from minus 8 times the keys up
+// to 0.
 TEXT ·bucketRun(SB), NOSPLIT|NOFRAME, $0-64
-	MOVQ hot+0(FP), R8
-	MOVQ smask+8(FP), R9
-	MOVQ keys_base+16(FP), R10
-	MOVQ keys_len+24(FP), R11
-	SHLQ $4, R11
-	ADDQ R10, R11
-	MOVQ addrs_base+40(FP), DI
-	CMPQ R10, R11
+	MOVQ keys_len+24(FP), R10
+	SHLQ $3, R10
 	JEQ  done
+	MOVQ hot+0(FP), R8
+	ADDQ R10, R8
+	MOVQ keys_base+16(FP), R11
+	LEAQ (R11)(R10*2), R11
+	MOVQ addrs_base+40(FP), DI
+	ADDQ R10, DI
+	NEGQ R10
+	MOVQ smask+8(FP), R9
 	CMPQ addrs_len+48(FP), $0
 	JNE  addresses
 	TESTQ R9, R9
@@ -189,19 +197,17 @@ TEXT ·bucketRun(SB), NOSPLIT|NOFRAME, $0-64
 
 	// One shard: every key's table is its position's first.
 prefetch1:
-	MOVQ (R8), CX
+	MOVQ (R8)(R10*1), CX
 	TESTQ CX, CX
 	JEQ  next1
-	MOVQ 8(R10), BX
+	MOVQ 8(R11)(R10*2), BX
 	ANDQ table_bmask(CX), BX
 	SHLQ $6, BX
 	ADDQ table_base(CX), BX
 	PREFETCHT0 (BX)
 
 next1:
-	ADDQ $16, R10
-	ADDQ $8, R8
-	CMPQ R10, R11
+	ADDQ $8, R10
 	JNE  prefetch1
 	RET
 
@@ -210,25 +216,20 @@ prefetch:
 	PREFETCHT0 (BX)
 
 pnext:
-	ADDQ $16, R10
-	ADDQ $8, R8
-	CMPQ R10, R11
+	ADDQ $8, R10
 	JNE  prefetch
 	RET
 
 addresses:
 	BUCKET(anone)
-	MOVQ BX, (DI)
+	MOVQ BX, (DI)(R10*1)
 	JMP  anext
 
 anone:
-	MOVQ $0, (DI)
+	MOVQ $0, (DI)(R10*1)
 
 anext:
-	ADDQ $16, R10
-	ADDQ $8, R8
-	ADDQ $8, DI
-	CMPQ R10, R11
+	ADDQ $8, R10
 	JNE  addresses
 
 done:

@@ -782,6 +782,10 @@ func (k Keyer) Hash(key uint64) uint64 { return Hash(key, k.k0, k.k1) }
 // Key returns key with its slot hash.
 func (k Keyer) Key(key uint64) Key { return Key{key, k.Hash(key)} }
 
+// Degenerate reports whether the secret's k1 is even, which hashes every
+// key alike (Hash): a map's never is; tests make one to collide keys.
+func (k Keyer) Degenerate() bool { return k.k1&1 == 0 }
+
 // readyTab returns a single writer's table pointer of hash h at pos in
 // the common case, and inlines: a hot position whose level exists; else
 // nil, and exclusiveTab has it.
