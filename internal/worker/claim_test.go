@@ -85,11 +85,11 @@ func TestClaimAll_IsSequential(t *testing.T) {
 		for i := range blocks {
 			p := &pending[i]
 			slot, v, found := ws.claimID(blocks[i].Hash, p.idh, i)
-			p.slot, p.dup = slot, found
+			p.slot, p.held = slot, 0
 			if !found {
 				continue
 			}
-			if p.node = ws.idNode(v); v&idClaim != 0 || ws.node(p.node).pos != uint32(i) || ws.node(p.node).seq != keys[i].K {
+			if p.held = ws.idNode(v) + 1; v&idClaim != 0 || ws.node(p.node()).pos != uint32(i) || ws.node(p.node()).seq != keys[i].K {
 				ws.unclaim(blocks[:i], pending[:i])
 				return false
 			}
@@ -160,10 +160,10 @@ func TestClaimAll_IsSequential(t *testing.T) {
 			t.Fatalf("trial %d: %d ids claimed (%d in the map), in turn %d (%d)", trial, len(gids), gn, len(wids), wn)
 		}
 		for i := range blocks {
-			if gp[i].dup != wp[i].dup || gp[i].dup && gp[i].node != wp[i].node {
-				t.Fatalf("trial %d: block %d dup %v node %d, in turn %v %d", trial, i, gp[i].dup, gp[i].node, wp[i].dup, wp[i].node)
+			if gp[i].held != wp[i].held {
+				t.Fatalf("trial %d: block %d dup %v node+1 %d, in turn %v %d", trial, i, gp[i].dup(), gp[i].held, wp[i].dup(), wp[i].held)
 			}
-			if gp[i].dup {
+			if gp[i].dup() {
 				dups++
 			} else if gids[blocks[i].Hash] != idClaim|uint32(i) {
 				t.Fatalf("trial %d: block %d's claim is %x", trial, i, gids[blocks[i].Hash])

@@ -385,14 +385,14 @@ func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardma
 		}
 		p := &pending[i]
 		slot, v, found := ws.claimID(blocks[i].Hash, p.idh, i)
-		p.slot, p.dup = slot, found
+		p.slot, p.held = slot, 0
 		if found {
 			ni := ws.idNode(v)
 			if v&idClaim != 0 || ws.node(ni).pos != uint32(pos+i) || ws.node(ni).seq != keys[i].K {
 				ws.unclaim(blocks[:i], pending[:i])
 				return false
 			}
-			p.node = ni
+			p.held = ni + 1
 		}
 	}
 }
@@ -440,7 +440,7 @@ func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pen
 			if n.ext != k || n.pos != uint32(pos+i) || n.seq != keys[i].K {
 				break
 			}
-			pending[i].slot, pending[i].dup, pending[i].node = slotWord(int(h&bmask)<<idSlotBits|j), true, v
+			pending[i].slot, pending[i].held = slotWord(int(h&bmask)<<idSlotBits|j), v+1
 			dups++
 			continue
 		}
@@ -449,7 +449,7 @@ func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pen
 			break
 		}
 		bk.put(j, tag, idClaim|uint32(i))
-		pending[i].slot, pending[i].dup = slotWord(int(h&bmask)<<idSlotBits|j), false
+		pending[i].slot, pending[i].held = slotWord(int(h&bmask)<<idSlotBits|j), 0
 	}
 	return i, dups
 }

@@ -66,12 +66,20 @@ type Content struct {
 	Seq uint64
 }
 
+// A pendingBlock is what Prepare finds for a block of the batch. It is 16
+// bytes, as a Block and a shardmap.Key are, so that the assembly loops
+// over the three step by one index.
 type pendingBlock struct {
 	idh  uint64 // the engine id's hash in the worker's map
-	node uint32 // the worker's node of a duplicate (claimAll checks it)
 	slot idSlot // a new block's engine id's value word in the worker's map (claimID)
-	dup  bool
+	held uint32 // a duplicate's node + 1 (claimAll checks it); 0: a new block
 }
+
+// dup reports whether the block is one the worker holds.
+func (p *pendingBlock) dup() bool { return p.held != 0 }
+
+// node is a duplicate's node.
+func (p *pendingBlock) node() uint32 { return p.held - 1 }
 
 // keepScratch: the scratch buffers for one event stay between events up to
 // this many entries; a larger event's go with it.

@@ -9,7 +9,8 @@ import (
 )
 
 // prepKeys is prepKeysGo in assembly (prepare_amd64.s), with keys and
-// pending as long as blocks.
+// pending as long as blocks, for secrets that are not degenerate (odd, as
+// every map's are).
 func prepKeys(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
 	prepKeysAsm(keys[:len(blocks)], pending[:len(blocks)], blocks, prev, root, idKr, seqKr, base, bmask, prefetch)
 }
@@ -37,6 +38,14 @@ func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.
 const idBucketShift = 6
 
 var (
+	// The loops step the blocks, the pending blocks and the keys by one
+	// index: each is 16 bytes.
+	_ [unsafe.Sizeof(pendingBlock{}) - 16]struct{}
+	_ [16 - unsafe.Sizeof(pendingBlock{})]struct{}
+	_ [unsafe.Sizeof(Block{}) - 16]struct{}
+	_ [16 - unsafe.Sizeof(Block{})]struct{}
+	_ [unsafe.Sizeof(shardmap.Key{}) - 16]struct{}
+	_ [16 - unsafe.Sizeof(shardmap.Key{})]struct{}
 	_ [unsafe.Sizeof(idBucket{}) - 1<<idBucketShift]struct{}
 	_ [1<<idBucketShift - unsafe.Sizeof(idBucket{})]struct{}
 	// claimRun reads the tags, the overflow count and the padding as

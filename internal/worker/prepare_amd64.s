@@ -3,20 +3,12 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// BLOCKS loads the blocks' cursor into R8 and their end into R10.
-#define BLOCKS(base, len) \
-	MOVQ base, R8; \
-	MOVQ len, R10; \
-	SHLQ $4, R10; \
-	ADDQ R8, R10
-
-// HASHM replaces AX with shardmap.Hash(AX, k0, k1), mask k1's parity
-// mask, using CX and DX; k0 and k1 are read where they are (the frame).
-#define HASHM(k0, k1, mask) \
+// HASHM replaces AX with shardmap.Hash(AX, k0, k1) for an odd k1, using CX
+// and DX; k0 and k1 are read where they are (the frame).
+#define HASHM(k0, k1) \
 	MOVQ AX, CX; \
 	ROLQ $32, CX; \
 	XORQ k1, CX; \
-	ANDQ mask, CX; \
 	XORQ k0, AX; \
 	MULQ CX; \
 	XORQ DX, AX; \
@@ -24,13 +16,12 @@
 	SHRQ $32, DX; \
 	XORQ DX, AX
 
-// IDHASH writes the engine id's hash of the block at R8 into the pending
-// block at R9 (idKr's secret in the frame, its parity mask in R15); AX
-// keeps it.
+// IDHASH writes the engine id's hash of block R10 into its pending block
+// (idKr's secret in the frame); AX keeps it.
 #define IDHASH \
-	MOVQ Block_Hash(R8), AX; \
-	HASHM(idKr_k0+88(FP), idKr_k1+96(FP), R15); \
-	MOVQ AX, pendingBlock_idh(R9)
+	MOVQ Block_Hash(R8)(R10*1), AX; \
+	HASHM(idKr_k0+88(FP), idKr_k1+96(FP)); \
+	MOVQ AX, pendingBlock_idh(R9)(R10*1)
 
 // PREFETCHID asks for the home bucket of the id hash in AX: base R13
 // plus (hash & bmask R14) buckets.
@@ -39,21 +30,22 @@
 	SHLQ $const_idBucketShift, AX; \
 	PREFETCHT0 (R13)(AX*1)
 
-// SEQKEY writes the key at R12: the sequence hash in R11, then its hash
-// under seqKr (its secret in the frame, its parity mask in BX).
+// SEQKEY writes block R10's key: the sequence hash in R11, then its hash
+// under seqKr (its secret in the frame).
 #define SEQKEY \
-	MOVQ R11, 0(R12); \
+	MOVQ R11, 0(R12)(R10*1); \
 	MOVQ R11, AX; \
-	HASHM(seqKr_k0+104(FP), seqKr_k1+112(FP), BX); \
-	MOVQ AX, 8(R12)
+	HASHM(seqKr_k0+104(FP), seqKr_k1+112(FP)); \
+	MOVQ AX, 8(R12)(R10*1)
 
-// CHAIN replaces R11 with chain.Chain(R11, the Local of the block at R8):
-// XXH3's 16-byte path with its seed's bitflips. hi + bswap(lo) + 16 is
-// summed beside the multiply, off the chain's critical path.
+// CHAIN replaces R11 with chain.Chain(R11, the Local of block R10): XXH3's
+// 16-byte path with its seed's bitflips (BX and SI), and its multiplier
+// (R15). hi + bswap(lo) + 16 is summed beside the multiply, off the
+// chain's critical path.
 #define CHAIN \
-	MOVQ $0xaf56bc3b09964d01, CX; \
-	XORQ Block_Local(R8), CX; \
-	MOVQ $0x6782737bea423ef2, AX; \
+	MOVQ BX, CX; \
+	XORQ Block_Local(R8)(R10*1), CX; \
+	MOVQ SI, AX; \
 	XORQ R11, AX; \
 	MOVQ AX, DI; \
 	BSWAPQ DI; \
@@ -64,40 +56,35 @@
 	MOVQ AX, DI; \
 	SHRQ $37, DI; \
 	XORQ DI, AX; \
-	MOVQ $0x165667919e3779f9, DI; \
-	IMULQ DI, AX; \
-	MOVQ AX, DI; \
-	SHRQ $32, DI; \
-	XORQ DI, AX; \
-	MOVQ AX, R11
-
-// NEXT steps the cursors to the next block.
-#define NEXT \
-	ADDQ $Block__size, R8; \
-	ADDQ $pendingBlock__size, R9; \
-	ADDQ $16, R12
+	IMULQ R15, AX; \
+	MOVQ AX, R11; \
+	SHRQ $32, AX; \
+	XORQ AX, R11
 
 // func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool)
 //
-// prepKeysGo in registers, its two loops as one: per block, the engine
-// id's hash (and its bucket's prefetch) and the sequence key. The ids'
-// hashes are independent of each other and fill the chain's latency (a
-// multiply and a dependent multiply a block). R8 walks the blocks up to
-// R10, R9 the pending blocks, R12 the keys; R11 holds the chain; R13 and
-// R14 are base and bmask; the secrets are read from the frame, their
-// parity masks are in R15 (idKr) and BX (seqKr).
+// prepKeysGo in registers for odd secrets, its two loops as one: per
+// block, the engine id's hash (and its bucket's prefetch) and the sequence
+// key. The ids' hashes are independent of each other and fill the chain's
+// latency (a multiply and a dependent multiply a block). The blocks, the
+// pending blocks and the keys are 16 bytes each: R8, R9 and R12 are their
+// ends, and R10 counts from minus their length in bytes up to 0, so that
+// one add steps all three and ends the loop. R11 holds the chain; R13 and
+// R14 are base and bmask; the secrets are read from the frame.
 TEXT ·prepKeysAsm(SB), NOSPLIT|NOFRAME, $0-137
-	MOVQ pending_base+24(FP), R9
-	MOVQ keys_base+0(FP), R12
-	BLOCKS(blocks_base+48(FP), blocks_len+56(FP))
-	CMPQ R8, R10
+	MOVQ blocks_len+56(FP), R10
+	SHLQ $4, R10
 	JEQ  done
-	MOVQ idKr_k1+96(FP), R15
-	ANDQ $1, R15
-	NEGQ R15
-	MOVQ seqKr_k1+112(FP), BX
-	ANDQ $1, BX
-	NEGQ BX
+	MOVQ blocks_base+48(FP), R8
+	ADDQ R10, R8
+	MOVQ pending_base+24(FP), R9
+	ADDQ R10, R9
+	MOVQ keys_base+0(FP), R12
+	ADDQ R10, R12
+	NEGQ R10
+	MOVQ $0xaf56bc3b09964d01, BX
+	MOVQ $0x6782737bea423ef2, SI
+	MOVQ $0x165667919e3779f9, R15
 	MOVQ base+120(FP), R13
 	MOVQ bmask+128(FP), R14
 	MOVQ prev+72(FP), R11
@@ -111,10 +98,9 @@ TEXT ·prepKeysAsm(SB), NOSPLIT|NOFRAME, $0-137
 	PREFETCHID
 
 rootkey:
-	MOVQ Block_Local(R8), R11
+	MOVQ Block_Local(R8)(R10*1), R11
 	SEQKEY
-	NEXT
-	CMPQ R8, R10
+	ADDQ $16, R10
 	JEQ  done
 
 chained:
@@ -125,8 +111,7 @@ plain:
 	IDHASH
 	CHAIN
 	SEQKEY
-	NEXT
-	CMPQ R8, R10
+	ADDQ $16, R10
 	JNE  plain
 	RET
 
@@ -135,8 +120,7 @@ prefetched:
 	PREFETCHID
 	CHAIN
 	SEQKEY
-	NEXT
-	CMPQ R8, R10
+	ADDQ $16, R10
 	JNE  prefetched
 
 done:
@@ -144,10 +128,11 @@ done:
 
 // func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int)
 //
-// claimRunGo in registers, from block i: R8 walks the blocks
-// up to R10, R9 the pending blocks, R11 counts i as its claim, idClaim|i,
-// and R15 the dups; the table's base is in R12, bmask in R13, 0x0101… in
-// R14 (a byte times it fills a word), and X3 is 0. A bucket's first 16
+// claimRunGo in registers, from block i: R8 and R9 are the blocks' and
+// the pending blocks' ends, and R10 counts from minus the bytes of those
+// from i on up to 0 (both are 16 bytes a block); R11 counts i as its
+// claim, idClaim|i, and R15 the dups; the table's base is in R12, bmask in
+// R13, 0x0101… in R14 (a byte times it fills a word), and X3 is 0. A bucket's first 16
 // bytes (X1) are its 12 tags, its overflow count and 3 bytes of padding,
 // which are 0: one byte compare with the tag finds the slots that have
 // it, one with 0 the free slots and whether the count is 0.
@@ -155,36 +140,37 @@ TEXT ·claimRun(SB), NOSPLIT|NOFRAME, $0-144
 	MOVQ base+0(FP), R12
 	MOVQ bmask+8(FP), R13
 	MOVQ i+120(FP), R11
-	BLOCKS(blocks_base+16(FP), blocks_len+24(FP))
-	MOVQ R11, AX
+	MOVQ blocks_len+24(FP), AX
 	SHLQ $4, AX
+	MOVQ blocks_base+16(FP), R8
 	ADDQ AX, R8
 	MOVQ pending_base+40(FP), R9
-	IMUL3Q $pendingBlock__size, R11, AX
 	ADDQ AX, R9
+	MOVQ R11, R10
+	SHLQ $4, R10
+	SUBQ AX, R10
 	ORQ  $const_idClaim, R11
 	MOVQ $0x0101010101010101, R14
 	XORL R15, R15
 	PXOR X3, X3
-	CMPQ R8, R10
-	JAE  done
+	TESTQ R10, R10
+	JEQ  done
 
 loop:
-	MOVQ Block_Hash(R8), AX
+	MOVQ Block_Hash(R8)(R10*1), AX
 	TESTQ AX, AX
 	JEQ  done // id 0: claimID's
-	MOVQ pendingBlock_idh(R9), BX
+	MOVQ pendingBlock_idh(R9)(R10*1), BX
 	MOVQ BX, CX
 	ANDQ R13, CX
 	SHLQ $const_idBucketShift, CX
 	ADDQ R12, CX // the home bucket
 	MOVOU (CX), X1
 
-	// idTag: h>>56, 1 for 0.
+	// idTag: h>>56, 1 for 0 (which alone is below 1, and carries).
 	SHRQ $56, BX
-	LEAQ -1(BX), DX
-	SHRQ $63, DX
-	ORQ  DX, BX
+	CMPQ BX, $1
+	ADCQ $0, BX
 
 	// The slots with the tag: an id that may be this one.
 	MOVQ BX, DX
@@ -215,14 +201,12 @@ loop:
 	LEAQ idBucket_vals(CX)(DX*4), CX
 	SUBQ R12, CX
 	SHRQ $2, CX
-	MOVL CX, pendingBlock_slot(R9)
-	MOVB $0, pendingBlock_dup(R9)
+	MOVL CX, pendingBlock_slot(R9)(R10*1)
+	MOVL $0, pendingBlock_held(R9)(R10*1)
 
 next:
 	INCQ R11
-	ADDQ $Block__size, R8
-	ADDQ $pendingBlock__size, R9
-	CMPQ R8, R10
+	ADDQ $16, R10
 	JNE  loop
 
 done:
@@ -266,71 +250,92 @@ dup:
 	LEAQ idBucket_vals(CX)(DX*4), CX
 	SUBQ R12, CX
 	SHRQ $2, CX
-	MOVL CX, pendingBlock_slot(R9)
-	MOVB $1, pendingBlock_dup(R9)
-	MOVL SI, pendingBlock_node(R9)
+	MOVL CX, pendingBlock_slot(R9)(R10*1)
+	INCL SI
+	MOVL SI, pendingBlock_held(R9)(R10*1)
 	INCQ R15
 	JMP  next
 
 // func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
 //
-// freshLoopGo in registers: DI walks the nodes up to R10, SI the keys, R8
-// the blocks, R9 the pending blocks. A node's pos and parent are one word,
-// AX; the next node's, BX, steps by R14 (1 in each half: a position is
-// below the index's MaxDepth, at most flash.MaxDepthLimit, below 2^31, so
-// its half does not carry); its kids and state are the word R15. R11 is
-// the node's index, which its id's word (R12 the table, R13 id 0's word)
-// gets.
+// freshLoopGo in registers: SI, R8 and R9 are the ends of the keys, the
+// blocks and the pending blocks, 16 bytes each, and DI the nodes' end, 32
+// bytes each; R10 counts from minus n*16 up to 0, a node's offset from DI
+// twice it. A node's pos and parent are one word, AX: the first's from pos
+// and parent, then each the one before plus R14 (1 in each half: a
+// position is below the index's MaxDepth, at most flash.MaxDepthLimit,
+// below 2^31, so its half does not carry); its kids and state are the word
+// R15. R11 is the node's index, which its id's word (R12 the table, R13
+// id 0's word) gets.
 TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-68
+	MOVQ n+24(FP), R10
+	SHLQ $4, R10
+	JEQ  done
 	MOVQ base+0(FP), R12
 	MOVQ zv+8(FP), R13
 	MOVQ ns+16(FP), DI
-	MOVQ n+24(FP), R10
-	IMUL3Q $node__size, R10, R10
-	ADDQ DI, R10
+	LEAQ (DI)(R10*2), DI
 	MOVQ keys+32(FP), SI
+	ADDQ R10, SI
 	MOVQ blocks+40(FP), R8
+	ADDQ R10, R8
 	MOVQ pending+48(FP), R9
+	ADDQ R10, R9
+	NEGQ R10
 	MOVL pos+56(FP), AX
 	MOVL ni+60(FP), R11
 	MOVL parent+64(FP), CX
 	SHLQ $32, CX
 	ORQ  CX, AX // pos | parent<<32
-	LEAL 1(R11), BX
-	SHLQ $32, BX
-	MOVL pos+56(FP), CX
-	INCL CX
-	ORQ  CX, BX // pos+1 | (ni+1)<<32
 	MOVQ $0x100000001, R14
 	MOVQ $(const_freshSt<<32|const_freshKids), R15
-	CMPQ DI, R10
+
+	// The first node, whose parent is the argument's.
+	MOVQ 0(SI)(R10*1), CX // K
+	MOVQ CX, node_seq(DI)(R10*2)
+	MOVQ Block_Hash(R8)(R10*1), CX
+	MOVQ CX, node_ext(DI)(R10*2)
+	MOVQ AX, node_pos(DI)(R10*2)
+	MOVQ R15, node_kids(DI)(R10*2)
+	MOVL pendingBlock_slot(R9)(R10*1), CX
+	CMPL CX, $-1
+	JEQ  zero0
+	MOVL R11, (R12)(CX*4)
+
+next0:
+	INCL R11
+	MOVL pos+56(FP), AX
+	INCL AX
+	MOVQ R11, CX
+	SHLQ $32, CX
+	ORQ  CX, AX // pos+1 | (ni+1)<<32
+	ADDQ $16, R10
 	JEQ  done
 
 loop:
-	MOVQ 0(SI), CX // K
-	MOVQ CX, node_seq(DI)
-	MOVQ Block_Hash(R8), CX
-	MOVQ CX, node_ext(DI)
-	MOVQ AX, node_pos(DI)
-	MOVQ R15, node_kids(DI)
-	MOVL pendingBlock_slot(R9), CX
+	MOVQ 0(SI)(R10*1), CX // K
+	MOVQ CX, node_seq(DI)(R10*2)
+	MOVQ Block_Hash(R8)(R10*1), CX
+	MOVQ CX, node_ext(DI)(R10*2)
+	MOVQ AX, node_pos(DI)(R10*2)
+	MOVQ R15, node_kids(DI)(R10*2)
+	MOVL pendingBlock_slot(R9)(R10*1), CX
 	CMPL CX, $-1
 	JEQ  zero
 	MOVL R11, (R12)(CX*4)
 
 next:
-	MOVQ BX, AX
-	ADDQ R14, BX
 	INCL R11
-	ADDQ $16, SI
-	ADDQ $Block__size, R8
-	ADDQ $pendingBlock__size, R9
-	ADDQ $node__size, DI
-	CMPQ DI, R10
+	ADDQ R14, AX
+	ADDQ $16, R10
 	JNE  loop
 
 done:
 	RET
+
+zero0:
+	MOVL R11, 0(R13)
+	JMP  next0
 
 zero:
 	MOVL R11, 0(R13)

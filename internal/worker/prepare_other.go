@@ -8,7 +8,8 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// prepKeys is prepKeysGo where there is no assembly for it.
+// prepKeys is prepKeysGo where there is no assembly for it, for secrets
+// that are not degenerate, as on amd64.
 func prepKeys(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
 	prepKeysGo(keys, pending, blocks, prev, root, idKr, seqKr, base, bmask, prefetch)
 }
