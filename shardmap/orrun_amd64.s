@@ -10,17 +10,17 @@
 //     the slots, so it is 4 less the empty ones, CMP setting the carry for
 //     a 0 key) in R13, and s, the key's slot (f when absent, 4 when the
 //     bucket is full without it) in R14;
-//   - found: the key is there: set mask in its value, unless it holds a
-//     bit of mask already (held); live counts one more when the value
-//     was 0, and the value's store is the release store;
+//   - found: the key is there: set mask (SI) in its value, unless it
+//     holds a bit of mask already (held); live counts one more when the
+//     value was 0, and the value's store is the release store;
 //   - insert: a new key in the empty slot, when used is below the table's
 //     limit: its value, then its key (the release store).
+// The slot's byte offset from the slots (DX) is in R14 from found on; a
+// probe past a full bucket (rare) loads the slots' byte mask.
 #define ORKEY(probe, found, insert, advance, next) \
 	TESTQ CX, CX; \
 	JEQ  stop; \
 	MOVQ table_base(CX), DX; \
-	MOVQ table_mask(CX), SI; \
-	SHLQ $4, SI; \
 	ANDQ table_bmask(CX), BX; \
 	SHLQ $6, BX; \
 probe: \
@@ -45,22 +45,22 @@ probe: \
 	CMPQ R14, $4; \
 	JNE  found; \
 	ADDQ $64, BX; \
-	ANDQ SI, BX; \
+	MOVQ table_mask(CX), R14; \
+	SHLQ $4, R14; \
+	ANDQ R14, BX; \
 	JMP  probe; \
 found: \
 	CMPQ R14, R13; \
 	JEQ  insert; \
 	SHLQ $4, R14; \
 	ADDQ BX, R14; \
-	ADDQ DX, R14; \
-	MOVQ 8(R14), R13; \
-	MOVQ mask+40(FP), SI; \
+	MOVQ 8(DX)(R14*1), R13; \
 	TESTQ SI, R13; \
 	JNE  held; \
 	CMPQ R13, $1; \
 	ADCQ $0, table_live(CX); \
-	ORQ  R13, SI; \
-	MOVQ SI, 8(R14); \
+	ORQ  SI, R13; \
+	MOVQ R13, 8(DX)(R14*1); \
 	JMP  advance; \
 insert: \
 	MOVQ table_used(CX), R13; \
@@ -68,10 +68,8 @@ insert: \
 	JGE  stop; \
 	SHLQ $4, R14; \
 	ADDQ BX, R14; \
-	ADDQ DX, R14; \
-	MOVQ mask+40(FP), SI; \
-	MOVQ SI, 8(R14); \
-	MOVQ AX, 0(R14); \
+	MOVQ SI, 8(DX)(R14*1); \
+	MOVQ AX, 0(DX)(R14*1); \
 	INCQ table_used(CX); \
 	INCQ table_live(CX); \
 advance: \
@@ -82,13 +80,13 @@ advance: \
 // func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool)
 //
 // orRunGo, in registers. Per key: AX its K, CX its table, DX the table's
-// slots, SI their byte mask, BX the probed bucket's byte offset, R13 the
+// slots, BX the probed bucket's byte offset, R13 the
 // bucket's first empty slot (f), R14 the key's slot (s, f when absent, 4
 // when the bucket is full without it); R9, R12, R15 and DI hold 1, 2, 3
-// and 0 for the conditional moves. R11 is the keys' end (16 bytes each)
-// and R8 that of their positions' pointers in hot (shard 0's, 8 bytes
-// each): R10 counts from minus 8 times the keys up to 0, so that one add
-// steps both and ends the loop. The value and key stores are plain:
+// and 0 for the conditional moves, and SI the mask. R11 is the keys' end
+// (16 bytes each) and R8 that of their positions' pointers in hot (shard
+// 0's, 8 bytes each): R10 counts from minus 8 times the keys up to 0, so
+// that one add steps both and ends the loop. The value and key stores are plain:
 // x86-64 makes them visible in program order (order.Publish).
 // With one shard (smask 0) a loop of its own takes each key's table from
 // its position's pointer, computing no shard; both loops step by ORKEY.
@@ -101,6 +99,7 @@ TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-57
 	MOVQ keys_base+16(FP), R11
 	LEAQ (R11)(R10*2), R11
 	NEGQ R10
+	MOVQ mask+40(FP), SI
 	MOVL $1, R9
 	MOVL $2, R12
 	MOVL $3, R15
