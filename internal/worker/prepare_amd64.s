@@ -256,6 +256,20 @@ dup:
 	INCQ R15
 	JMP  next
 
+// FRESHNODE writes node R10 (its pos and parent word in AX) and gives
+// its id's word the node's index (R11), jumping to zero for id 0's word.
+#define FRESHNODE(zero) \
+	MOVQ 0(SI)(R10*1), CX; \
+	MOVQ CX, node_seq(DI)(R10*2); \
+	MOVQ Block_Hash(R8)(R10*1), CX; \
+	MOVQ CX, node_ext(DI)(R10*2); \
+	MOVQ AX, node_pos(DI)(R10*2); \
+	MOVQ R15, node_kids(DI)(R10*2); \
+	MOVL pendingBlock_slot(R9)(R10*1), CX; \
+	CMPL CX, $-1; \
+	JEQ  zero; \
+	MOVL R11, (R12)(CX*4)
+
 // func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
 //
 // freshLoopGo in registers: SI, R8 and R9 are the ends of the keys, the
@@ -291,16 +305,7 @@ TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-68
 	MOVQ $(const_freshSt<<32|const_freshKids), R15
 
 	// The first node, whose parent is the argument's.
-	MOVQ 0(SI)(R10*1), CX // K
-	MOVQ CX, node_seq(DI)(R10*2)
-	MOVQ Block_Hash(R8)(R10*1), CX
-	MOVQ CX, node_ext(DI)(R10*2)
-	MOVQ AX, node_pos(DI)(R10*2)
-	MOVQ R15, node_kids(DI)(R10*2)
-	MOVL pendingBlock_slot(R9)(R10*1), CX
-	CMPL CX, $-1
-	JEQ  zero0
-	MOVL R11, (R12)(CX*4)
+	FRESHNODE(zero0)
 
 next0:
 	INCL R11
@@ -313,16 +318,7 @@ next0:
 	JEQ  done
 
 loop:
-	MOVQ 0(SI)(R10*1), CX // K
-	MOVQ CX, node_seq(DI)(R10*2)
-	MOVQ Block_Hash(R8)(R10*1), CX
-	MOVQ CX, node_ext(DI)(R10*2)
-	MOVQ AX, node_pos(DI)(R10*2)
-	MOVQ R15, node_kids(DI)(R10*2)
-	MOVL pendingBlock_slot(R9)(R10*1), CX
-	CMPL CX, $-1
-	JEQ  zero
-	MOVL R11, (R12)(CX*4)
+	FRESHNODE(zero)
 
 next:
 	INCL R11
