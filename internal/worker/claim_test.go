@@ -89,7 +89,8 @@ func TestClaimAll_IsSequential(t *testing.T) {
 			if !found {
 				continue
 			}
-			if p.held = ws.idNode(v) + 1; v&idClaim != 0 || ws.node(p.node()).pos != uint32(i) || ws.node(p.node()).seq != keys[i].K {
+			ni := ws.idNode(v)
+			if p.held = ni + 1; v&idClaim != 0 || ws.node(ni).pos != uint32(i) || ws.node(ni).seq != keys[i].K {
 				ws.unclaim(blocks[:i], pending[:i])
 				return false
 			}

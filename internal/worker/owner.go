@@ -78,9 +78,6 @@ type pendingBlock struct {
 // dup reports whether the block is one the worker holds.
 func (p *pendingBlock) dup() bool { return p.held != 0 }
 
-// node is a duplicate's node.
-func (p *pendingBlock) node() uint32 { return p.held - 1 }
-
 // keepScratch: the scratch buffers for one event stay between events up to
 // this many entries; a larger event's go with it.
 const keepScratch = 4096

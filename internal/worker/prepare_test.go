@@ -209,8 +209,9 @@ func TestClaimRun_IsGo(t *testing.T) {
 				p := pending[i]
 				if p.dup() {
 					n++
-					if nd := ws.node(p.node()); *m.word(p.slot) != p.node() || nd.ext != blocks[i].Hash || nd.pos != uint32(pos+i) || nd.seq != keys[i].K {
-						t.Fatalf("round %d step %d: block %d's dup %d (slot %x holds %x) is not its content", round, step, i, p.node(), p.slot, *m.word(p.slot))
+					ni := p.held - 1
+					if nd := ws.node(ni); *m.word(p.slot) != ni || nd.ext != blocks[i].Hash || nd.pos != uint32(pos+i) || nd.seq != keys[i].K {
+						t.Fatalf("round %d step %d: block %d's dup %d (slot %x holds %x) is not its content", round, step, i, ni, p.slot, *m.word(p.slot))
 					}
 				} else if *m.word(p.slot) != idClaim|uint32(i) {
 					t.Fatalf("round %d step %d: block %d's slot %x holds %x", round, step, i, p.slot, *m.word(p.slot))

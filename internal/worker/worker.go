@@ -377,13 +377,13 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	ws.batch = blocks
 	// Each engine id's hash, for its prefetch and then its claim, and
 	// each block's sequence key.
-	if idKr, seqKr := shardmap.NewKeyer(ws.k0, ws.k1), o.W.Tabs[0].Keyer(); !idKr.Degenerate() && !seqKr.Degenerate() {
-		prepKeys(keys, pending, blocks, prevSeq, pos == 0, idKr, seqKr,
-			unsafe.Pointer(unsafe.SliceData(ws.ids.b)), ws.ids.bmask, prefetch && ws.ids.n > 0)
+	idKr, seqKr := shardmap.NewKeyer(ws.k0, ws.k1), o.W.Tabs[0].Keyer()
+	idBase, idPrefetch := unsafe.Pointer(unsafe.SliceData(ws.ids.b)), prefetch && ws.ids.n > 0
+	if !idKr.Degenerate() && !seqKr.Degenerate() {
+		prepKeys(keys, pending, blocks, prevSeq, pos == 0, idKr, seqKr, idBase, ws.ids.bmask, idPrefetch)
 	} else {
 		// Tests' secrets, which hash every key alike: the Go loops.
-		prepKeysGo(keys, pending, blocks, prevSeq, pos == 0, idKr, seqKr,
-			unsafe.Pointer(unsafe.SliceData(ws.ids.b)), ws.ids.bmask, prefetch && ws.ids.n > 0)
+		prepKeysGo(keys, pending, blocks, prevSeq, pos == 0, idKr, seqKr, idBase, ws.ids.bmask, idPrefetch)
 	}
 	// Each block's first bucket in its position's shard table: a lane
 	// alone on its tables asks for them before the claims, whose work
