@@ -95,6 +95,16 @@ func Write(w io.Writer, all []Worker) (int, error) {
 	return ids, err
 }
 
+// nodeBytes is the least a node takes: parent, position, sequence hash and
+// the count of its ids, which is 0 for a removed block kept for its
+// children; version 1 adds the local hash.
+func nodeBytes(v1 bool) uint64 {
+	if v1 {
+		return 4 + 4 + 8 + 8 + 4
+	}
+	return 4 + 4 + 8 + 4
+}
+
 // Read parses and checks a whole snapshot.
 func Read(r io.Reader, maxDepth int) ([]Worker, error) {
 	data, err := io.ReadAll(r)
@@ -144,7 +154,7 @@ func Read(r io.Reader, maxDepth int) ([]Worker, error) {
 		}
 		seen[[2]uint64{sw.ID, uint64(sw.Rank)}] = true
 		nn := u32()
-		if uint64(nn)*24 > uint64(len(p)) {
+		if uint64(nn)*nodeBytes(v1) > uint64(len(p)) {
 			return nil, bad("worker %d: %d nodes in %d bytes", sw.ID, nn, len(p))
 		}
 		ids := map[uint64]bool{}
