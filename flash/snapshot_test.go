@@ -325,3 +325,35 @@ func TestSnapshot_GhostsRestore(t *testing.T) {
 		})
 	}
 }
+
+// A worker holding two contents whose mixed hashes collide (see
+// flashtest.CollidingLocal) dumps both and restores them: the index once
+// filed one under the other's node and refused its own snapshot.
+func TestSnapshot_CraftedCollisionRestores(t *testing.T) {
+	w := flash.Worker{ID: 1}
+	ab := flashtest.P(1, 2)
+	l0 := flashtest.Prompt{flashtest.CollidingLocal(1, ab.Seq()[1])}
+	src := flash.New(flash.WithWriters(0))
+	defer src.Close()
+	for _, ev := range []flash.Event{ab.StoreEvent(w, 0, 2, 0), ab.StoreEvent(w, 0, 2, 1), l0.StoreEvent(w, 0, 1, 0)} {
+		if err := src.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var snap bytes.Buffer
+	if _, err := src.Dump(&snap); err != nil {
+		t.Fatal(err)
+	}
+	dst := flash.New(flash.WithWriters(0))
+	defer dst.Close()
+	if err := dst.Restore(&snap); err != nil {
+		t.Fatalf("Restore of Dump's own snapshot: %v", err)
+	}
+	var sc flash.Scores
+	for _, p := range []flashtest.Prompt{ab, l0} {
+		dst.FindMatches(flash.Query{Locals: p}, &sc)
+		if len(sc.Matches) != 1 || sc.Matches[0].Depth != len(p) {
+			t.Fatalf("restored: %d blocks match %v, want all", len(p), sc.Matches)
+		}
+	}
+}

@@ -189,6 +189,21 @@ var predictCases = []testCase{
 		x.expectBoth(b, map[flash.Worker][2]int{W(1): {4, 0}})
 		x.expectBoth(c, map[flash.Worker][2]int{W(1): {2, 0}})
 	}},
+	{"predict_crafted_collision", func(t testing.TB, f Factory) {
+		// Predicted blocks whose contents mix to one word (see
+		// CollidingLocal) are two contents: both predictions hold.
+		x := newPredictFixture(t, f, 0)
+		ab := P(1, 2)
+		l0 := Prompt{CollidingLocal(1, ab.Seq()[1])}
+		x.predict(W(1), ab, 2, time.Second)
+		x.predict(W(1), l0, 1, time.Second)
+		x.expectBoth(l0, map[flash.Worker][2]int{W(1): {1, 0}})
+		x.expectBoth(ab, map[flash.Worker][2]int{W(1): {2, 0}})
+		x.predict(W(2), l0, 1, time.Second)
+		x.predict(W(2), ab, 2, time.Second)
+		x.expectBoth(l0, map[flash.Worker][2]int{W(1): {1, 0}, W(2): {1, 0}})
+		x.expectBoth(ab, map[flash.Worker][2]int{W(1): {2, 0}, W(2): {2, 0}})
+	}},
 	{"predict_rejects", func(t testing.TB, f Factory) {
 		x := newPredictFixture(t, f, 0)
 		p := Seqs(1, 4)

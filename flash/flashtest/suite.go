@@ -3,6 +3,7 @@ package flashtest
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -602,6 +603,34 @@ var cases = []testCase{
 			t.Fatalf("RejectedClosed = %d, want >= 1", s.RejectedClosed)
 		}
 	}},
+	{"crafted_content_collision", func(t testing.TB, f Factory) {
+		// A local hash at position 0 is its sequence hash, so a caller
+		// can craft one whose content mixes to the same word as a
+		// content at position 1 (seq ^ rotl(pos·φ, 17)): the two stay
+		// two contents, in a worker whose content map is in use (two
+		// engine ids for one content).
+		x := newFixture(t, f, cfg())
+		ab := P(1, 2)
+		l0 := Prompt{CollidingLocal(1, ab.Seq()[1])}
+		x.store(W(1), ab, 0, 2)
+		x.apply(ab.StoreEvent(W(1), 0, 2, 1))
+		x.store(W(1), l0, 0, 1)
+		x.expect(ab, map[flash.Worker]int{W(1): 2})
+		x.expect(l0, map[flash.Worker]int{W(1): 1})
+		x.blocks(W(1), 5) // engine ids: two for each of ab's blocks
+		x.remove(W(1), l0.Hash(0, 0))
+		x.expect(l0, nil)
+		x.expect(ab, map[flash.Worker]int{W(1): 2})
+		x.blocks(W(1), 4)
+	}},
+}
+
+// CollidingLocal returns the local hash whose content at position 0 mixes
+// to the same word as content (pos, seq) in a content map keyed by
+// seq ^ rotl(pos·φ, 17): an input that a map comparing mixed words alone
+// takes for that content.
+func CollidingLocal(pos uint32, seq flash.SeqHash) flash.LocalHash {
+	return flash.LocalHash(uint64(seq) ^ bits.RotateLeft64(uint64(pos)*0x9E3779B97F4A7C15, 17))
 }
 
 func manyWorkers(t testing.TB, f Factory, n int) {

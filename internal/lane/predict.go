@@ -98,7 +98,7 @@ func (p *preds) add(pos uint32, seq uint64, until time.Duration, parent uint32) 
 	}
 	p.heap = append(p.heap, ni)
 	p.up(uint32(len(p.heap) - 1))
-	p.byContent.Put(worker.ContentKey(pos, seq), ni)
+	p.byContent.Put(pos, seq, ni)
 	return ni
 }
 
@@ -122,17 +122,13 @@ func (p *preds) unlink(ni uint32) {
 		p.up(h)
 		p.down(h)
 	}
-	p.byContent.Del(worker.ContentKey(n.pos, n.seq))
+	p.byContent.Del(n.pos, n.seq)
 	p.free = append(p.free, ni)
 }
 
 // find returns the node of content (pos, seq).
 func (p *preds) find(pos uint32, seq uint64) (uint32, bool) {
-	ni, ok := p.byContent.Get(worker.ContentKey(pos, seq))
-	if !ok || p.nodes[ni].pos != pos || p.nodes[ni].seq != seq {
-		return 0, false
-	}
-	return ni, true
+	return p.byContent.Get(pos, seq)
 }
 
 // predict records that w holds the blocks of locals until ttl after now,
@@ -167,9 +163,6 @@ func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error
 				p.down(n.heap)
 			}
 		} else {
-			if _, taken := p.byContent.Get(worker.ContentKey(pos, seq)); taken {
-				break // another content has this one's key: the prediction stops here
-			}
 			ni = p.add(pos, seq, until, parent)
 			ln.pw.Attach(i, seq, ws.Slot) // parent first: what a reader sees stays prefix-closed
 			added++

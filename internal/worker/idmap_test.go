@@ -198,7 +198,7 @@ func TestIDMap_MatchTags(t *testing.T) {
 }
 
 // An id's tag is its hash's top byte, 0 taken as 1: 255 values, so a probe
-// for a new id reads a node for a false match at half intMap's rate.
+// for a new id reads a node for a false match at half contentMap's rate.
 func TestIDMap_TagIsTheTopByte(t *testing.T) {
 	seen := map[uint8]bool{}
 	for b := range 256 {

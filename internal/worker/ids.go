@@ -211,7 +211,7 @@ func idWord(base unsafe.Pointer, zv *uint32, s idSlot) *uint32 {
 }
 
 // idTag is an id's tag: the top byte of its hash, 1 for 0 (0 marks a free
-// slot). Of 255 values, not intMap's 128: a probe for a new id, the most
+// slot). Of 255 values, not contentMap's 128: a probe for a new id, the most
 // common one, then reads a node for a false match half as often.
 func idTag(h uint64) uint8 {
 	t := h >> 56

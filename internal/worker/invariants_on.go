@@ -84,7 +84,7 @@ func (o *Owner) Check(ws *State) {
 			fail("simple worker with node %d attached=%v refs=%d", i, n.attached(), n.refs())
 		}
 		if ws.complex {
-			if ci, ok := ws.content.get(contentKey(n.pos, n.seq)); !ok || ci != i {
+			if ci, ok := ws.content.get(n.pos, n.seq); !ok || ci != i {
 				fail("content map misses node %d", i)
 			}
 		}

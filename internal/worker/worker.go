@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"math/bits"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
@@ -98,7 +97,7 @@ type State struct {
 	batch   []Block
 	k0, k1  uint64 // keys of the ids' hash
 	complex bool
-	content intMap // contentKey → node index, while complex
+	content contentMap // (position, sequence hash) → node index, while complex
 	chunks  [][]node
 	// chunkArr holds chunks' first four entries: a worker of up to 2,048
 	// nodes (every worker of a wide fleet, most of them hinted) makes no
@@ -266,13 +265,6 @@ func (ws *State) takeNode() (uint32, *node) {
 	return i, ws.node(i)
 }
 
-// contentKey identifies a content in the content map: the sequence hash
-// mixed with the position, so that equal sequence hashes at two positions
-// stay two contents, as the definition has them.
-func contentKey(pos uint32, seq uint64) uint64 {
-	return uint64(seq) ^ bits.RotateLeft64(uint64(pos)*0x9E3779B97F4A7C15, 17)
-}
-
 // makeComplex builds the content map and the lists of children from every
 // node in use.
 func (o *Owner) makeComplex(ws *State) {
@@ -289,7 +281,7 @@ func (o *Owner) makeComplex(ws *State) {
 	}
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.live() {
-			ws.content.put(contentKey(n.pos, n.seq), i)
+			ws.content.put(n.pos, n.seq, i)
 			if n.parent != 0 {
 				ws.listChild(i, n.parent)
 			}
@@ -591,11 +583,10 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, pa
 		// A second engine id for content the worker holds.
 		o.makeComplex(ws)
 	}
-	ck := contentKey(pos, seq)
-	ni, ok := ws.content.get(ck)
+	ni, ok := ws.content.get(pos, seq)
 	if !ok {
 		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
-		ws.content.put(ck, ni)
+		ws.content.put(pos, seq, ni)
 	}
 	ws.setID(ws.ids.word(slot), k, ni)
 	n := ws.node(ni)
@@ -693,7 +684,7 @@ func (ws *State) collect(i uint32) {
 		ws.unlink(i)
 		parent := n.parent
 		if ws.complex {
-			ws.content.del(contentKey(n.pos, n.seq))
+			ws.content.del(n.pos, n.seq)
 		}
 		*n = node{parent: ws.freed}
 		ws.freed = i + 1
@@ -723,6 +714,6 @@ func (o *Owner) Clear(ws *State) {
 	}
 	ws.resetIDs()
 	ws.complex = false
-	ws.content = intMap{}
+	ws.content = contentMap{}
 	ws.links = nil
 }
