@@ -357,3 +357,46 @@ func TestSnapshot_CraftedCollisionRestores(t *testing.T) {
 		}
 	}
 }
+
+// A Restore with more new workers than free slots changes nothing, also
+// when an event that takes a slot was accepted before it and is still
+// queued: the check once ran before such events applied, and the restore
+// then replaced a worker before it failed.
+func TestSnapshot_FailedRestoreChangesNothing(t *testing.T) {
+	c, d, e := flash.Worker{ID: 3}, flash.Worker{ID: 4}, flash.Worker{ID: 5}
+	var snap bytes.Buffer
+	src := flash.New(flash.WithWriters(0))
+	_ = src.Apply(flashtest.P(1).StoreEvent(c, 0, 1, 0))
+	_ = src.Apply(flashtest.P(7, 8).StoreEvent(e, 0, 2, 0))
+	if _, err := src.Dump(&snap); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	for trial := 0; trial < 200; trial++ {
+		ix := flash.New(flash.WithWriters(2), flash.WithMaxWorkers(2))
+		if err := ix.Apply(flashtest.P(9).StoreEvent(e, 0, 1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		ix.Flush()
+		if err := ix.Apply(flashtest.P(2).StoreEvent(d, 0, 1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		err := ix.Restore(bytes.NewReader(snap.Bytes()))
+		ix.Flush()
+		if !errors.Is(err, flash.ErrTooManyWorkers) {
+			t.Fatalf("trial %d: Restore = %v, want ErrTooManyWorkers", trial, err)
+		}
+		want := map[flash.Worker]int{c: 0, d: 1, e: 1}
+		for w, n := range want {
+			if got := ix.BlockCount(w); got != n {
+				t.Fatalf("trial %d: after a failed Restore %v holds %d blocks, want %d", trial, w, got, n)
+			}
+		}
+		var sc flash.Scores
+		ix.FindMatches(flash.Query{Locals: flashtest.P(9)}, &sc)
+		if len(sc.Matches) != 1 || sc.Matches[0].Worker != e {
+			t.Fatalf("trial %d: after a failed Restore [9] matches %v, want %v", trial, sc.Matches, e)
+		}
+		ix.Close()
+	}
+}

@@ -306,7 +306,7 @@ func (ln *lane) store(ws *worker.State, ev *Event) (*worker.State, error) {
 		return ws, err
 	}
 	if fresh {
-		slot, err := ln.s.intern(ev.Worker)
+		slot, err := ln.s.intern(ev.Worker, nil)
 		if err != nil {
 			return nil, err // the new state is dropped, its claims with it
 		}
@@ -346,10 +346,16 @@ func (ln *lane) removeWorker(id uint64) {
 
 // worker returns w's state, making it with a slot if w has none (fresh).
 func (ln *lane) worker(w Worker) (ws *worker.State, fresh bool, err error) {
+	return ln.workerOf(w, nil)
+}
+
+// workerOf is worker, a new worker taking a slot set aside by a Restore
+// while *budget > 0 (Set.intern).
+func (ln *lane) workerOf(w Worker, budget *int) (ws *worker.State, fresh bool, err error) {
 	if ws = ln.workers[w]; ws != nil {
 		return ws, false, nil
 	}
-	slot, err := ln.s.intern(w)
+	slot, err := ln.s.intern(w, budget)
 	if err != nil {
 		return nil, false, err
 	}
@@ -380,10 +386,11 @@ func (ln *lane) reserveFor(ws *worker.State, sign int) {
 	tab.Reserve(-ws.Hint, 0)
 }
 
-// restoreWorker replaces one worker's state. The caller owns the lane.
-func (ln *lane) restoreWorker(sw snapshot.Worker) error {
+// restoreWorker replaces one worker's state, a new one taking a slot the
+// Restore set aside (budget). The caller owns the lane.
+func (ln *lane) restoreWorker(sw snapshot.Worker, budget *int) error {
 	w := Worker{ID: sw.ID, DPRank: sw.Rank}
-	ws, fresh, err := ln.worker(w)
+	ws, fresh, err := ln.workerOf(w, budget)
 	if err != nil {
 		return err
 	}

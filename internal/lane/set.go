@@ -48,7 +48,8 @@ type Set struct {
 	admission Tally
 	stopped   sync.WaitGroup
 
-	workersMu sync.Mutex                // intern, release
+	workersMu sync.Mutex                // intern, release, held
+	held      int                       // free slots set aside for Restores' new workers
 	directory atomic.Pointer[Directory] // copy-on-write
 
 	predicted  atomic.Int64  // predicted blocks, every lane's
@@ -329,10 +330,17 @@ func (s *Set) QueueDepths(dst []int) []int {
 	return dst
 }
 
-// intern gives w a worker slot.
-func (s *Set) intern(w Worker) (int, error) {
+// intern gives w a worker slot: one of those a Restore set aside for its
+// new workers when *budget > 0 (spending one), else one nobody set aside.
+func (s *Set) intern(w Worker, budget *int) (int, error) {
 	s.workersMu.Lock()
 	defer s.workersMu.Unlock()
+	if budget != nil && *budget > 0 {
+		*budget--
+		s.held--
+	} else if s.o.Slots.Len()-s.o.Slots.Used() <= s.held {
+		return 0, ErrTooManyWorkers
+	}
 	slot, ok := s.o.Slots.Take(w.ID, w.DPRank)
 	if !ok {
 		return 0, ErrTooManyWorkers
@@ -427,19 +435,29 @@ func (s *Set) Restore(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// Events accepted before the call take their slots first; then the
+	// slots of the snapshot's new workers are set aside, so that nothing
+	// after the check can make the restore fail halfway.
+	s.Flush()
 	s.workersMu.Lock()
 	dir := s.Directory()
-	newWorkers := 0
+	budget := 0
 	for _, sw := range sws {
 		if _, ok := dir.Slot(Worker{ID: sw.ID, DPRank: sw.Rank}); !ok {
-			newWorkers++
+			budget++
 		}
 	}
-	free := s.o.Slots.Len() - s.o.Slots.Used()
-	s.workersMu.Unlock()
-	if newWorkers > free {
+	if budget > s.o.Slots.Len()-s.o.Slots.Used()-s.held {
+		s.workersMu.Unlock()
 		return ErrTooManyWorkers
 	}
+	s.held += budget
+	s.workersMu.Unlock()
+	defer func() { // what the restore did not take goes back
+		s.workersMu.Lock()
+		s.held -= budget
+		s.workersMu.Unlock()
+	}()
 	byLane := map[*lane][]snapshot.Worker{}
 	for _, sw := range sws {
 		ln := s.laneOf(sw.ID)
@@ -449,7 +467,7 @@ func (s *Set) Restore(r io.Reader) error {
 	for ln, list := range byLane {
 		err := ln.callOpen(func() {
 			for _, sw := range list {
-				if err := ln.restoreWorker(sw); err != nil && firstErr == nil {
+				if err := ln.restoreWorker(sw, &budget); err != nil && firstErr == nil {
 					firstErr = err
 				}
 			}
