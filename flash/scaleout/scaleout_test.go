@@ -493,3 +493,66 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 	})
 }
+
+// A snapshot of a stream that was deleted and created again under its name
+// is refused with ErrSnapshotOtherStream, and one past the stream's last
+// message with ErrSnapshotAhead; the index is left alone. A replica once
+// loaded such a snapshot, skipped the new stream's first messages and
+// reported itself caught up.
+func TestReplica_SnapshotOfAnotherStream(t *testing.T) {
+	s := natstest.Server(t, t.TempDir(), -1)
+	ctx := context.Background()
+	js := natstest.Connect(t, s.ClientURL())
+	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
+	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := newWorkload(40)
+	relay := NewRelay(js, "kv")
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	r := NewReplica(js, "KV", ix)
+	stop := runReplica(t, r)
+	publish(t, relay, wl.events[:10], 0)
+	waitCaughtUp(t, r)
+	if seq, err := r.Snapshot(ctx, store); err != nil || seq != 10 {
+		t.Fatalf("Snapshot = %d, %v; want 10", seq, err)
+	}
+	stop()
+
+	// The stream, deleted and created again, holds 6 new messages.
+	if err := js.DeleteStream(ctx, "KV"); err != nil {
+		t.Fatal(err)
+	}
+	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
+	publish(t, NewRelay(js, "kv"), wl.events[10:16], 0)
+	fresh := flash.New(flash.WithWriters(0))
+	defer fresh.Close()
+	b := NewReplica(js, "KV", fresh)
+	if err := b.Restore(ctx, store); !errors.Is(err, ErrSnapshotOtherStream) {
+		t.Fatalf("Restore of the old stream's snapshot = %v, want ErrSnapshotOtherStream", err)
+	}
+	if fresh.Workers() != 0 || b.Applied() != 0 {
+		t.Fatalf("a refused snapshot changed the replica: %d workers, applied %d", fresh.Workers(), b.Applied())
+	}
+
+	// A snapshot naming this stream but past its end.
+	if _, err := b.Snapshot(ctx, store); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := store.GetInfo(ctx, snapshotName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Metadata[seqKey] = "10"
+	if err := store.UpdateMeta(ctx, snapshotName, obj.ObjectMeta); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewReplica(js, "KV", fresh).Restore(ctx, store); !errors.Is(err, ErrSnapshotAhead) {
+		t.Fatalf("Restore of a snapshot past the stream's end = %v, want ErrSnapshotAhead", err)
+	}
+	if fresh.Workers() != 0 {
+		t.Fatal("a refused snapshot changed the index")
+	}
+}

@@ -367,6 +367,11 @@ func (s *server) startReplica(c natsConfig, log *slog.Logger) error {
 		switch err := s.replica.Restore(ctx, store); {
 		case err == nil:
 			log.Info("restored", "stream_seq", s.replica.Applied())
+		case errors.Is(err, scaleout.ErrSnapshotOtherStream):
+			// The stream was created anew: the snapshot's state is not its
+			// own. Read this stream from its start, as with no snapshot;
+			// the next snapshot replaces the stale one.
+			log.Warn("snapshot of another stream ignored", "err", err)
 		case !errors.Is(err, jetstream.ErrObjectNotFound):
 			return fmt.Errorf("restoring the newest snapshot: %w", err)
 		}
