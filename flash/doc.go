@@ -64,7 +64,8 @@
 //     therefore never expires before its child.
 //   - A prediction lasts while now < its expiry; queries see it until its
 //     writer drops it, at the writer's next prediction, within 10 ms, or at
-//     a Flush (which drops every prediction expired at its call).
+//     a Flush (which drops every prediction expired at its call). After
+//     Close no timer runs: expired predictions leave at a Flush.
 //   - Past Config.MaxPredicted blocks, the block that expires first leaves
 //     first; among blocks expiring together, the deepest, then the lowest
 //     sequence hash.

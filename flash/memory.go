@@ -29,6 +29,9 @@ type Memory struct {
 	IDs int
 	// Content: the content maps of complex workers.
 	Content int
+	// Predictions: the workers' predicted blocks (Predictor), less their
+	// bits in the tables of predicted blocks, which Tables counts.
+	Predictions int
 
 	Keys      int // shared entries (live table keys)
 	NodeCount int // nodes in use, ghosts included
@@ -36,7 +39,9 @@ type Memory struct {
 }
 
 // Total is the sum of the parts' bytes.
-func (m Memory) Total() int { return m.Tables + m.Entries + m.Nodes + m.IDs + m.Content }
+func (m Memory) Total() int {
+	return m.Tables + m.Entries + m.Nodes + m.IDs + m.Content + m.Predictions
+}
 
 // Memory walks the index's parts: each lane's workers on its writer between
 // two events (as Dump does), the tables under their shard locks. Not for
@@ -55,5 +60,6 @@ func (ix *Indexer) Memory() Memory {
 	var wm worker.Memory
 	ix.lanes.Memory(&wm)
 	m.Nodes, m.IDs, m.Content, m.NodeCount, m.IDCount = wm.Nodes, wm.IDs, wm.Content, wm.NodeCount, wm.IDCount
+	m.Predictions = wm.Predictions
 	return m
 }

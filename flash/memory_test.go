@@ -31,7 +31,7 @@ func TestFlash_MemoryParts(t *testing.T) {
 		if m.Entries != 0 {
 			t.Fatalf("workers %d, in slots 0 and 1: %d bytes of arena entries", workers, m.Entries)
 		}
-		if m.Total() != m.Tables+m.Entries+m.Nodes+m.IDs+m.Content {
+		if m.Total() != m.Tables+m.Entries+m.Nodes+m.IDs+m.Content+m.Predictions {
 			t.Fatalf("Total %d of %+v", m.Total(), m)
 		}
 		if workers > 64 {

@@ -2,6 +2,8 @@ package flash_test
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -120,6 +122,109 @@ func TestFlash_PredictConcurrent(t *testing.T) {
 		b.Sort()
 		if !slices.Equal(a.Matches, b.Matches) {
 			t.Fatalf("after the run:\n got   %v\n model %v", a.Matches, b.Matches)
+		}
+	}
+}
+
+// A prediction longer than Config.MaxPredicted keeps what the cap allows
+// without making the rest, and the predicted blocks' memory follows what
+// they hold: it goes when they expire or the worker is cleared. One
+// 262,144-block prediction once kept 13 MiB per worker for good.
+func TestFlash_LongPredictionBounded(t *testing.T) {
+	for _, writers := range []int{0, 2} {
+		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
+			var now atomic.Int64
+			cfg := flash.DefaultConfig()
+			cfg.MaxPredicted = 1000
+			cfg.Clock = func() time.Duration { return time.Duration(now.Load()) }
+			ix := flash.New(flash.WithWriters(writers), flash.WithConfig(cfg))
+			defer ix.Close()
+			long := flashtest.Seqs(1, flash.DefaultMaxBatch)
+			const workers = 4
+			for id := uint64(1); id <= workers; id++ {
+				if err := ix.Predict(flash.Worker{ID: id}, flash.Query{Locals: long}, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ix.Flush()
+			var sc flash.Scores
+			ix.FindMatches(flash.Query{Locals: long[:2000]}, &sc)
+			if len(sc.Matches) != workers || sc.Matches[0].Depth != 1000 || sc.Matches[0].Predicted != 1000 {
+				t.Fatalf("matches %+v, want %d workers at depth 1000", sc.Matches, workers)
+			}
+			// The cap's blocks, their heap and their content map: well under
+			// 100 bytes a block.
+			if m := ix.Memory(); m.Predictions > workers*1000*100 {
+				t.Fatalf("%d workers holding 1,000 predicted blocks each keep %d bytes", workers, m.Predictions)
+			}
+			now.Add(10) // every prediction expires
+			ix.Flush()
+			if m := ix.Memory(); m.Predictions != 0 {
+				t.Fatalf("expired predictions keep %d bytes", m.Predictions)
+			}
+			// Cleared takes them too.
+			w := flash.Worker{ID: 1}
+			_ = ix.Apply(long.StoreEvent(w, 0, 3, 0))
+			_ = ix.Predict(w, flash.Query{Locals: long[:5000]}, 10)
+			_ = ix.Apply(flash.ClearedEvent(w))
+			ix.Flush()
+			if m := ix.Memory(); m.Predictions != 0 {
+				t.Fatalf("a cleared worker's predictions keep %d bytes", m.Predictions)
+			}
+		})
+	}
+}
+
+// A ttl past the clock's range saturates: the prediction lasts, where
+// now+ttl once wrapped negative and it expired at once.
+func TestFlash_HugeTTLLasts(t *testing.T) {
+	for _, writers := range []int{0, 2} {
+		var now atomic.Int64
+		now.Store(int64(time.Hour))
+		cfg := flash.DefaultConfig()
+		cfg.Clock = func() time.Duration { return time.Duration(now.Load()) }
+		ix := flash.New(flash.WithWriters(writers), flash.WithConfig(cfg))
+		p := flashtest.Seqs(1, 4)
+		if err := ix.Predict(flash.Worker{ID: 1}, flash.Query{Locals: p}, math.MaxInt64); err != nil {
+			t.Fatal(err)
+		}
+		now.Add(int64(time.Hour))
+		ix.Flush()
+		var sc flash.Scores
+		ix.FindMatches(flash.Query{Locals: p}, &sc)
+		if len(sc.Matches) != 1 || sc.Matches[0].Predicted != 4 {
+			t.Fatalf("writers=%d: a prediction for MaxInt64 is gone after an hour: %+v", writers, sc.Matches)
+		}
+		ix.Close()
+	}
+}
+
+// After Close, a Flush still drops the predictions expired at its call, as
+// the package comment says, with writers as without: a closed index with
+// writers once reported expired predictions forever.
+func TestFlash_ClosedIndexDropsExpired(t *testing.T) {
+	for _, writers := range []int{0, 2} {
+		var now atomic.Int64
+		cfg := flash.DefaultConfig()
+		cfg.Clock = func() time.Duration { return time.Duration(now.Load()) }
+		ix := flash.New(flash.WithWriters(writers), flash.WithConfig(cfg))
+		p := flashtest.Seqs(1, 4)
+		if err := ix.Predict(flash.Worker{ID: 1}, flash.Query{Locals: p}, 10); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var sc flash.Scores
+		ix.FindMatches(flash.Query{Locals: p}, &sc)
+		if len(sc.Matches) != 1 {
+			t.Fatalf("writers=%d: a closed index answers %+v, want its prediction", writers, sc.Matches)
+		}
+		now.Add(10)
+		ix.Flush()
+		ix.FindMatches(flash.Query{Locals: p}, &sc)
+		if len(sc.Matches) != 0 {
+			t.Fatalf("writers=%d: a closed index reports an expired prediction after Flush: %+v", writers, sc.Matches)
 		}
 	}
 }

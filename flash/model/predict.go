@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"math"
 	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -44,10 +45,14 @@ func (m *Model) Predict(w flash.Worker, q flash.Query, ttl time.Duration) error 
 		ps = map[contentKey]predicted{}
 		m.preds[w] = ps
 	}
+	until := now + ttl
+	if ttl > math.MaxInt64-now {
+		until = math.MaxInt64 // a ttl past the clock's range never ends
+	}
 	for i, s := range seqs {
 		k := contentKey{i, s}
 		p := ps[k]
-		p.until = max(p.until, now+ttl)
+		p.until = max(p.until, until)
 		if i > 0 {
 			p.parent = seqs[i-1]
 		}
@@ -80,6 +85,14 @@ func firstOut(ps map[contentKey]predicted) contentKey {
 		}
 	}
 	return out
+}
+
+// DropPredictions drops every prediction of w, as a Restore of w into an
+// index does (snapshots hold none).
+func (m *Model) DropPredictions(w flash.Worker) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.preds, w)
 }
 
 // expire drops every prediction that ended at or before now.

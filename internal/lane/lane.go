@@ -264,7 +264,7 @@ func (ln *lane) apply(ev *Event) error {
 		ln.own.TrackGone = p != nil && p.len() > 0
 		removed := ln.own.Remove(ws, ev.Hashes)
 		if ln.own.TrackGone {
-			ln.dropGone(p, ws.Slot)
+			ln.dropGone(ev.Worker, p, ws.Slot)
 		}
 		ln.counters.add(BlocksRemoved, uint64(removed))
 		ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)-removed))

@@ -3,6 +3,7 @@ package lane
 import (
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
 	"github.com/flashindexer/flashindexer/internal/worker"
@@ -32,17 +33,82 @@ type preds struct {
 
 func (p *preds) len() int { return len(p.heap) }
 
+// bytes is the memory p holds.
+func (p *preds) bytes() int {
+	return cap(p.nodes)*int(unsafe.Sizeof(pnode{})) + 4*(cap(p.heap)+cap(p.free)) + p.byContent.Bytes()
+}
+
 // before reports whether node a leaves before node b: the earlier expiry,
 // then the deeper, then the lower sequence hash.
 func (p *preds) before(a, b uint32) bool {
-	x, y := &p.nodes[a], &p.nodes[b]
-	if x.until != y.until {
-		return x.until < y.until
+	y := &p.nodes[b]
+	return p.leavesBefore(a, y.until, y.pos, y.seq)
+}
+
+// leavesBefore reports whether node a leaves before a block (until, pos,
+// seq), in the order of before.
+func (p *preds) leavesBefore(a uint32, until time.Duration, pos uint32, seq uint64) bool {
+	x := &p.nodes[a]
+	if x.until != until {
+		return x.until < until
 	}
-	if x.pos != y.pos {
-		return x.pos > y.pos
+	if x.pos != pos {
+		return x.pos > pos
 	}
-	return x.seq < y.seq
+	return x.seq < seq
+}
+
+// predsKeepNodes: a worker's predicted blocks keep the room of up to 256
+// nodes (about 10 KiB with the heap and the content map) whatever they
+// hold, so that predictions that come and go at a steady size allocate
+// nothing; past it, their memory follows what they hold (settle).
+const predsKeepNodes = 256
+
+// settle gives back the room of w's predicted blocks once they hold under
+// a quarter of it, past predsKeepNodes: all of it when they hold none.
+func (ln *lane) settle(w Worker, p *preds) {
+	if len(p.nodes) <= predsKeepNodes || p.len()*4 >= len(p.nodes) {
+		return
+	}
+	if p.len() == 0 {
+		delete(ln.preds, w)
+		return
+	}
+	p.compact()
+}
+
+// compact renumbers the live nodes 0 to len-1, in heap order, into arrays
+// of their size, and rebuilds the content map.
+func (p *preds) compact() {
+	renum := make([]uint32, len(p.nodes)) // old index → new index + 1
+	nodes := make([]pnode, 0, p.len())
+	heap := make([]uint32, p.len())
+	for h, ni := range p.heap {
+		renum[ni] = uint32(h) + 1
+		nodes = append(nodes, p.nodes[ni])
+		heap[h] = uint32(h)
+	}
+	link := func(x uint32) uint32 {
+		if x == 0 {
+			return 0
+		}
+		return renum[x-1]
+	}
+	p.byContent.Reset()
+	for i := range nodes {
+		n := &nodes[i]
+		n.parent, n.kid, n.next, n.prev = link(n.parent), link(n.kid), link(n.next), link(n.prev)
+		p.byContent.Put(n.pos, n.seq, uint32(i))
+	}
+	p.nodes, p.heap, p.free = nodes, heap, nil
+}
+
+// expiry is now+ttl, saturated: a ttl past the clock's range never ends.
+func expiry(now, ttl time.Duration) time.Duration {
+	if ttl > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + ttl
 }
 
 func (p *preds) swap(i, j uint32) {
@@ -146,7 +212,7 @@ func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error
 		p.byContent.Init(ln.own.K0, ln.own.K1)
 		ln.preds[w] = p
 	}
-	until, added := now+ttl, 0
+	until, added, limit := expiry(now, ttl), 0, ln.s.o.MaxPredicted
 	var seq uint64
 	parent := uint32(0)
 	for i, l := range locals {
@@ -163,6 +229,18 @@ func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error
 				p.down(n.heap)
 			}
 		} else {
+			// The blocks from here on are new (the tree is prefix-closed),
+			// expire together and are each deeper than the last. Past the
+			// cap, a new block stays only if a held one leaves before it
+			// (always a leaf, never this one's parent); if it would leave
+			// first, so would every block after it: the prediction keeps
+			// what the cap allows without making the rest.
+			if p.len() >= limit {
+				if !p.leavesBefore(p.heap[0], until, pos, seq) {
+					break
+				}
+				ln.dropTree(p, ws.Slot, p.heap[0])
+			}
 			ni = p.add(pos, seq, until, parent)
 			ln.pw.Attach(i, seq, ws.Slot) // parent first: what a reader sees stays prefix-closed
 			added++
@@ -171,9 +249,6 @@ func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error
 	}
 	ln.npred += added
 	ln.s.predicted.Add(int64(added))
-	for p.len() > ln.s.o.MaxPredicted {
-		ln.dropTree(p, ws.Slot, p.heap[0])
-	}
 	if p.len() > 0 {
 		ln.next = min(ln.next, until)
 	}
@@ -203,13 +278,14 @@ func (ln *lane) dropTree(p *preds, slot int, i uint32) {
 
 // dropGone drops the predictions of the contents that the last Remove
 // took from the worker of p, and of every predicted block below them.
-func (ln *lane) dropGone(p *preds, slot int) {
+func (ln *lane) dropGone(w Worker, p *preds, slot int) {
 	for _, c := range ln.own.Gone {
 		if ni, ok := p.find(c.Pos, c.Seq); ok {
 			ln.dropTree(p, slot, ni)
 		}
 	}
 	ln.own.Gone = ln.own.Gone[:0]
+	ln.settle(w, p)
 }
 
 // dropAll drops every prediction of w, leaves first.
@@ -218,6 +294,7 @@ func (ln *lane) dropAll(w Worker, slot int) {
 		for p.len() > 0 {
 			ln.dropTree(p, slot, p.heap[0])
 		}
+		ln.settle(w, p)
 	}
 }
 
@@ -232,6 +309,7 @@ func (ln *lane) expire(now time.Duration) {
 		for p.len() > 0 && p.nodes[p.heap[0]].until <= now {
 			ln.dropTree(p, slot, p.heap[0])
 		}
+		ln.settle(w, p)
 		if p.len() > 0 {
 			next = min(next, p.nodes[p.heap[0]].until)
 		}

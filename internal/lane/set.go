@@ -45,6 +45,7 @@ type Set struct {
 	o         Options
 	lanes     []*lane
 	closed    atomic.Bool
+	halted    atomic.Bool // closed, and every writer stopped: callers own the lanes
 	admission Tally
 	stopped   sync.WaitGroup
 
@@ -245,7 +246,7 @@ func (s *Set) tick() {
 func (s *Set) expire(try bool) {
 	now := s.o.Clock()
 	for _, ln := range s.lanes {
-		if s.o.Sync {
+		if s.o.Sync || s.halted.Load() {
 			ln.mu.Lock()
 			ln.expire(now)
 			ln.mu.Unlock()
@@ -267,6 +268,9 @@ func (s *Set) Close() error {
 			ln.ring.Stop()
 		}
 		s.stopped.Wait()
+		// The writers are gone: a Flush drops what expired under the
+		// lanes' locks, as a synchronous Set's does.
+		s.halted.Store(true)
 	}
 	return nil
 }
@@ -392,6 +396,9 @@ func (s *Set) Memory(m *worker.Memory) {
 		ln.call(func() {
 			for _, ws := range ln.workers {
 				ws.AddMemory(m)
+			}
+			for _, p := range ln.preds {
+				m.Predictions += p.bytes()
 			}
 		})
 	}

@@ -209,5 +209,8 @@ func (c *ContentMap) Del(pos uint32, seq uint64) { c.m.del(pos, seq) }
 // Reset empties the map, keeping its memory when it is small.
 func (c *ContentMap) Reset() { c.m.reset() }
 
+// Bytes is the memory the map holds.
+func (c *ContentMap) Bytes() int { return len(c.m.kv) + len(c.m.ctrl) }
+
 // Len is the number of contents in the map.
 func (c *ContentMap) Len() int { return c.m.len() }

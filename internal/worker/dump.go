@@ -70,6 +70,7 @@ func (o *Owner) Restore(ws *State, sw snapshot.Worker) {
 // they count (flash.Memory's parts).
 type Memory struct {
 	Nodes, IDs, Content int
+	Predictions         int // the lanes' predicted blocks (lane.Set.Memory)
 	NodeCount, IDCount  int
 }
 
