@@ -4,9 +4,19 @@ package asm
 
 import "github.com/klauspost/cpuid/v2"
 
+// needs lists, for each kernel in kernels_amd64.s, every CPU extension it
+// uses: dispatch picks a kernel only on a CPU that has them all.
+// TestKernels_NeedsCoverGenerated holds it to the generator's own list
+// (each routine's "Requires:" line), so a new instruction cannot reach a
+// CPU that lacks it.
+var needs = map[string][]cpuid.FeatureID{
+	"subsetAVX512": {cpuid.AVX, cpuid.AVX512F, cpuid.AVX512BW, cpuid.BMI2},
+	"subsetAVX2":   {cpuid.AVX, cpuid.AVX2},
+}
+
 var (
-	hasAVX512 = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.BMI2)
-	hasAVX2   = cpuid.CPU.Supports(cpuid.AVX2)
+	hasAVX512 = cpuid.CPU.Supports(needs["subsetAVX512"]...)
+	hasAVX2   = cpuid.CPU.Supports(needs["subsetAVX2"]...)
 )
 
 // detected lists the CPU features the kernels can use that this CPU has.

@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func subsetAVX512(a []uint64, b []uint64) bool
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, BMI2
+// Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·subsetAVX512(SB), NOSPLIT, $0-49
 	MOVQ a_base+0(FP), AX
 	MOVQ b_base+24(FP), CX
@@ -17,7 +17,7 @@ loop8:
 	VMOVDQU64 (CX), Z0
 	VPANDNQ   (AX), Z0, Z0
 	VPTESTMQ  Z0, Z0, K1
-	KORTESTB  K1, K1
+	KORTESTW  K1, K1
 	JNZ       no
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, CX
@@ -35,7 +35,7 @@ tail:
 	VMOVDQU64.Z (AX), K1, Z1
 	VPANDNQ     Z1, Z0, Z1
 	VPTESTMQ    Z1, Z1, K1
-	KORTESTB    K1, K1
+	KORTESTW    K1, K1
 	JNZ         no
 
 yes:

@@ -22,7 +22,7 @@ func main() {
 // bit of a outside b.
 func subsetAVX512() {
 	TEXT("subsetAVX512", NOSPLIT, "func(a, b []uint64) bool")
-	Doc("subsetAVX512 reports whether a AND NOT b is zero over len(a) words; b is at least as long. Needs AVX512F.")
+	Doc("subsetAVX512 reports whether a AND NOT b is zero over len(a) words; b is at least as long. Needs AVX512F, AVX512BW (KMOVQ) and BMI2 (SHLXQ).")
 	a, b, n := args()
 	k := K()
 	Label("loop8")
@@ -32,7 +32,7 @@ func subsetAVX512() {
 	VMOVDQU64(Mem{Base: b}, x)
 	VPANDNQ(Mem{Base: a}, x, y) // y = ^b & a
 	VPTESTMQ(y, y, k)
-	KORTESTB(k, k)
+	KORTESTW(k, k) // AVX512F; KORTESTB would need AVX512DQ
 	JNZ(LabelRef("no"))
 	ADDQ(Imm(64), a)
 	ADDQ(Imm(64), b)
@@ -47,7 +47,7 @@ func subsetAVX512() {
 	VMOVDQU64_Z(Mem{Base: a}, km, q)
 	VPANDNQ(q, p, q) // q = ^p & q
 	VPTESTMQ(q, q, k)
-	KORTESTB(k, k)
+	KORTESTW(k, k)
 	JNZ(LabelRef("no"))
 	Label("yes")
 	VZEROUPPER()
