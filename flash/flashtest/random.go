@@ -144,9 +144,11 @@ func (d *differential) run(maxOps int) {
 		case op < 49:
 			// A prompt's leading blocks: the blocks below them stay,
 			// and the removed ones are kept for them (nodes with no
-			// engine id, which snapshots must carry too).
+			// engine id, which snapshots must carry too); or the whole
+			// prompt, which frees its nodes (a worker left with few
+			// compacts them).
 			salt := uint64(d.src.intn(4) / 3)
-			hs := make([]flash.ExternalHash, d.src.intn(len(p)))
+			hs := make([]flash.ExternalHash, d.src.intn(len(p)+1)) // or all of them
 			for i := range hs {
 				hs[i] = p.Hash(i, salt)
 			}

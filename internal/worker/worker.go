@@ -670,6 +670,7 @@ func (o *Owner) Remove(ws *State, hashes []uint64) (removed int) {
 		}
 		ws.collect(ni)
 	}
+	o.compactIfSparse(ws)
 	return removed
 }
 
