@@ -210,3 +210,11 @@ func (ix *Indexer) QueueDepths(dst []int) []int { return ix.lanes.QueueDepths(ds
 
 // Workers returns how many workers hold a slot.
 func (ix *Indexer) Workers() int { return len(ix.lanes.Directory()) }
+
+// HasWorker reports whether w holds a slot: its events, a prediction or
+// AddWorker gave it one, and RemoveWorker has not taken it. It takes no
+// lock and allocates nothing.
+func (ix *Indexer) HasWorker(w Worker) bool {
+	_, ok := ix.lanes.Directory().Slot(lane.Worker(w))
+	return ok
+}

@@ -13,7 +13,9 @@
 // records each routing decision as a prediction (flash.Predictor): the
 // worker the client names in "chosen", or else the one /route chooses and
 // returns: the deepest match, or when nothing matches, the -fleet's next
-// worker in turn.
+// worker in turn. A client may only name a worker the router knows: one of
+// the -fleet, or one the index holds from its events (400 otherwise), so
+// that clients cannot take the index's worker slots.
 //
 // An -endpoint is ADDR[,replay=ADDR][,topic=T][,worker=ID][,dp=RANK][,ranks=N]:
 // ranks=N subscribes N data-parallel ranks on consecutive ports (vLLM's
@@ -21,6 +23,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -281,11 +284,24 @@ func (s *server) httpServer() *http.Server {
 		WriteTimeout: s.lim.readTimeout + 5*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
 
-// route answers which workers hold the longest prefix of the tokens. At most
-// maxInFlight requests are read and answered at once; one that waits longer
-// than busyWait for its turn gets 503. A body over maxBody, or more than
-// maxTokens tokens, gets 413; anything but one JSON object, 400.
+// route answers which workers hold the longest prefix of the tokens. The
+// body is read first (at most maxBody bytes, within the server's read
+// timeout), so that a client slow to send it holds no turn; then at most
+// maxInFlight requests are decoded and answered at once, and one that waits
+// longer than busyWait for its turn gets 503. A body over maxBody, or more
+// than maxTokens tokens, gets 413; anything but one JSON object of the
+// request's fields, or a "chosen" worker the router does not know, 400.
 func (s *server) route(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.lim.maxBody()))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		http.Error(w, fmt.Sprintf("request body over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+		return
+	case err != nil:
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	select {
 	case s.turn <- struct{}{}:
 		defer func() { <-s.turn }()
@@ -305,8 +321,9 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var req *routeRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.lim.maxBody()))
-	err := dec.Decode(&req)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(&req)
 	if err == nil {
 		if _, end := dec.Token(); end != io.EOF {
 			err = errors.New("trailing data after the request")
@@ -314,16 +331,15 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 			err = errors.New("no request object")
 		}
 	}
-	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig):
-		http.Error(w, fmt.Sprintf("request body over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
-		return
 	case err != nil:
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 		return
 	case len(req.Tokens) > s.lim.maxTokens:
 		http.Error(w, fmt.Sprintf("%d tokens, at most %d", len(req.Tokens), s.lim.maxTokens), http.StatusRequestEntityTooLarge)
+		return
+	case s.predict && req.Chosen != nil && !s.knows(flash.Worker{ID: req.Chosen.Worker, DPRank: req.Chosen.DPRank}):
+		http.Error(w, fmt.Sprintf("bad request: chosen worker %d rank %d is not in the fleet and has sent no events", req.Chosen.Worker, req.Chosen.DPRank), http.StatusBadRequest)
 		return
 	}
 	x := s.pool.Get().(*routeScratch)
@@ -388,6 +404,12 @@ func (s *server) startReplica(c natsConfig, log *slog.Logger) error {
 	}()
 	log.Info("replica", "nats", c.url, "stream", c.stream, "from", s.replica.Applied()+1)
 	return nil
+}
+
+// knows reports whether w is a worker of the fleet, or one the index holds
+// (from its events, or an earlier prediction for a worker known then).
+func (s *server) knows(w flash.Worker) bool {
+	return slices.Contains(s.fleet, w) || s.ix.HasWorker(w)
 }
 
 // choose returns the worker a request goes to: the client's, else the

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -128,6 +129,13 @@ func testDemo(t *testing.T, writers int, laneTables bool) {
 // timeouts.
 func limitedServer(t *testing.T, lim limits) *httptest.Server {
 	t.Helper()
+	h, _ := limitedServerOf(t, lim)
+	return h
+}
+
+// limitedServerOf is limitedServer, with the server behind it.
+func limitedServerOf(t *testing.T, lim limits) (*httptest.Server, *server) {
+	t.Helper()
 	s, err := newServer(config{blockSize: 16, demo: true, limits: lim}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +145,7 @@ func limitedServer(t *testing.T, lim limits) *httptest.Server {
 	h.Config = s.httpServer()
 	h.Start()
 	t.Cleanup(h.Close)
-	return h
+	return h, s
 }
 
 func post(t *testing.T, url, body string) (int, string) {
@@ -209,42 +217,60 @@ func TestRoute_SlowBodyCutOff(t *testing.T) {
 	_ = pr.CloseWithError(io.ErrClosedPipe)
 }
 
-// Requests past maxInFlight wait for a turn, then get 503: a slow client
-// holds its turn, the next request is turned away, and once the slow one is
-// done requests are answered again.
+// Requests past maxInFlight wait for a turn, then get 503: with every turn
+// held, the next request is turned away, and once one is given back
+// requests are answered again.
 func TestRoute_BoundsRequestsInFlight(t *testing.T) {
-	h := limitedServer(t, limits{maxTokens: 1000, maxInFlight: 1, busyWait: 100 * time.Millisecond, readTimeout: 10 * time.Second})
-	pr, pw := io.Pipe()
-	t.Cleanup(func() { pw.Close() }) // before the server closes: a failed test does not hang
-	slow := make(chan int, 1)
-	go func() {
-		resp, err := http.Post(h.URL+"/route", "application/json", pr)
-		if err != nil {
-			slow <- 0
-			return
-		}
-		resp.Body.Close()
-		slow <- resp.StatusCode
-	}()
-	_, _ = pw.Write([]byte(`{"tokens":[1,`)) // the handler has its turn once it reads this
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, body := post(t, h.URL, `{"tokens":[1]}`)
-		if code == http.StatusServiceUnavailable {
-			break
-		}
-		if code != http.StatusOK || time.Now().After(deadline) {
-			t.Fatalf("with the only turn held: %d %q", code, body)
-		}
-		time.Sleep(10 * time.Millisecond) // the slow request has not got its turn yet
+	h, s := limitedServerOf(t, limits{maxTokens: 1000, maxInFlight: 1, busyWait: 100 * time.Millisecond, readTimeout: 10 * time.Second})
+	s.turn <- struct{}{} // a request being answered
+	if code, body := post(t, h.URL, `{"tokens":[1]}`); code != http.StatusServiceUnavailable {
+		t.Fatalf("with the only turn held: %d %q", code, body)
 	}
-	_, _ = pw.Write([]byte(`2]}`))
-	pw.Close()
-	if code := <-slow; code != http.StatusOK {
-		t.Fatalf("the slow request: %d", code)
-	}
+	<-s.turn
 	if code, body := post(t, h.URL, `{"tokens":[1]}`); code != http.StatusOK {
-		t.Fatalf("after the slow request: %d %q", code, body)
+		t.Fatalf("after the turn was given back: %d %q", code, body)
+	}
+}
+
+// Clients slow to send their bodies hold no turn: with as many of them as
+// turns, and twice as many, sending a byte every 50 ms, a request sent
+// whole is answered at once. Before, the turn was taken before the body
+// was read, and every other request got 503 until the slow ones were done.
+func TestRoute_SlowClientsDoNotStarve(t *testing.T) {
+	h, _ := limitedServerOf(t, limits{maxTokens: 1000, maxInFlight: 2, busyWait: 100 * time.Millisecond, readTimeout: 10 * time.Second})
+	var pws []*io.PipeWriter
+	var wg sync.WaitGroup
+	for range 4 {
+		pr, pw := io.Pipe()
+		pws = append(pws, pw)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, err := http.Post(h.URL+"/route", "application/json", pr); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		go func() {
+			_, _ = pw.Write([]byte(`{"tokens":[`))
+			for {
+				time.Sleep(50 * time.Millisecond)
+				if _, err := pw.Write([]byte("1,")); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		for _, pw := range pws {
+			_ = pw.CloseWithError(io.ErrClosedPipe)
+		}
+		wg.Wait()
+	}()
+	time.Sleep(300 * time.Millisecond) // the slow requests are being read
+	for i := range 5 {
+		if code, body := post(t, h.URL, `{"tokens":[1]}`); code != http.StatusOK {
+			t.Fatalf("request %d, with 4 slow clients sending: %d %q", i, code, body)
+		}
 	}
 }
 
@@ -255,7 +281,7 @@ func TestRoute_BoundsRequestsInFlight(t *testing.T) {
 func TestRoute_PredictsWithoutEvents(t *testing.T) {
 	for _, writers := range []int{0, 2} {
 		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
-			s, err := newServer(config{blockSize: 16, writers: writers, fleet: []flash.Worker{{ID: 1}, {ID: 2}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			s, err := newServer(config{blockSize: 16, writers: writers, fleet: []flash.Worker{{ID: 1}, {ID: 2}, {ID: 9, DPRank: 1}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,5 +390,50 @@ func TestServer_NATSReplica(t *testing.T) {
 			t.Fatalf("the stream's event never reached /route: %s", out)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A prediction may only name a worker the router knows (the fleet's, or one
+// the index holds from events): clients naming made-up workers get 400 and
+// take no slot, so the fleet's own decisions keep theirs; unknown fields
+// get 400 too. Before, 1,024 made-up workers took every slot, after which
+// every decision for a new worker was dropped silently, and
+// "chosen":{"id":3} recorded a prediction for worker 0.
+func TestRoute_ChosenMustBeKnown(t *testing.T) {
+	s, err := newServer(config{blockSize: 16, predict: "on", fleet: []flash.Worker{{ID: 1}, {ID: 2}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	h := httptest.NewServer(s.mux)
+	defer h.Close()
+	tokens := `[` + strings.TrimSuffix(strings.Repeat("7,", 32), ",") + `]`
+	for id := 100; id < 100+flash.DefaultMaxWorkers+10; id++ {
+		if code, body := post(t, h.URL, fmt.Sprintf(`{"tokens":%s,"chosen":{"worker":%d}}`, tokens, id)); code != http.StatusBadRequest {
+			t.Fatalf("chosen worker %d, unknown: %d %q", id, code, body)
+		}
+	}
+	for _, body := range []string{
+		`{"tokens":` + tokens + `,"chosen":{"id":3}}`,
+		`{"tokens":` + tokens + `,"choice":{"worker":1}}`,
+	} {
+		if code, out := post(t, h.URL, body); code != http.StatusBadRequest {
+			t.Fatalf("%s: %d %q, want 400", body, code, out)
+		}
+	}
+	s.ix.Flush()
+	if n := s.ix.Workers(); n != 0 {
+		t.Fatalf("refused requests took %d worker slots", n)
+	}
+	// The fleet's workers are known, and the router's own choice too.
+	if code, body := post(t, h.URL, `{"tokens":`+tokens+`,"chosen":{"worker":2}}`); code != http.StatusOK {
+		t.Fatalf("chosen fleet worker: %d %q", code, body)
+	}
+	if code, body := post(t, h.URL, `{"tokens":[`+strings.TrimSuffix(strings.Repeat("8,", 32), ",")+`]}`); code != http.StatusOK {
+		t.Fatalf("the router's choice: %d %q", code, body)
+	}
+	s.ix.Flush()
+	if n := s.ix.Workers(); n != 2 {
+		t.Fatalf("%d workers hold slots, want the fleet's 2", n)
 	}
 }
