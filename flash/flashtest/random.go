@@ -186,6 +186,11 @@ func (d *differential) run(maxOps int) {
 	}
 	d.query(d.prompts[3])
 	d.compareCounts()
+	// Closed, the index answers as the model still: predictions expire
+	// at a Flush, with writers as without.
+	_, _ = d.idx.Close(), d.ref.Close()
+	d.clk.add(time.Duration(1 + d.src.intn(7)))
+	d.query(d.prompts[d.src.intn(len(d.prompts))])
 }
 
 func (d *differential) storeEvent(w flash.Worker, p Prompt) flash.Event {
