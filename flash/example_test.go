@@ -42,3 +42,51 @@ func Example() {
 	// worker 2: 1 blocks, 4 tokens cached
 	// send to worker 1
 }
+
+// The README's Usage: one worker caches a prompt's blocks, and a router
+// asks where the prompt's prefix is cached.
+func Example_usage() {
+	idx := flash.New(flash.WithBlockSize(4), flash.WithMaxWorkers(256))
+	defer idx.Close()
+	h := flash.NewTokenHasher(4, "") // block size 4, base model
+	prompt := []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+	var q flash.Query
+	h.Query(&q, prompt) // local + sequence hashes of its 3 full blocks, one pass
+
+	// Events from worker 7: it cached the prompt's blocks under its own ids.
+	w := flash.Worker{ID: 7}
+	blocks := make([]flash.Block, len(q.Locals))
+	for i, l := range q.Locals {
+		blocks[i] = flash.Block{Hash: flash.ExternalHash(100 + i), Local: l}
+	}
+	_ = idx.Apply(flash.StoredEvent(w, blocks...))
+	idx.Flush() // events apply on writer goroutines: wait for them here
+
+	// Route: which workers hold the longest prefix?
+	var scores flash.Scores // reuse it: zero allocations per query
+	idx.FindMatches(q, &scores)
+	if best, ok := scores.Best(); ok {
+		fmt.Println(best.Worker.ID, best.Depth, best.Tokens)
+	}
+	// Output: 7 3 12
+}
+
+// The README's predictions: a router records where it sent a request, and
+// the next request sharing its prefix follows it before any event comes.
+func Example_predictions() {
+	idx := flash.New(flash.WithBlockSize(4))
+	defer idx.Close()
+	h := flash.NewTokenHasher(4, "")
+	var q flash.Query
+	h.Query(&q, []uint32{1, 2, 3, 4, 5, 6, 7, 8})
+
+	chosen := flash.Worker{ID: 3}                          // the router's choice
+	_ = idx.Predict(chosen, q, flash.DefaultPredictionTTL) // ... remembered
+	idx.Flush()
+
+	var scores flash.Scores
+	idx.FindMatches(q, &scores)
+	best, _ := scores.Best()
+	fmt.Println(best.Worker.ID, best.Depth, best.Predicted)
+	// Output: 3 2 2
+}
