@@ -166,11 +166,13 @@ type server struct {
 	lim  limits
 	turn chan struct{} // a token per request in flight
 
-	predict bool          // /route records its decisions
-	ttl     time.Duration // of those predictions
-	fleet   []flash.Worker
-	next    atomic.Uint64 // the fleet's next worker in turn
-	replica *scaleout.Replica
+	predict  bool          // /route records its decisions
+	ttl      time.Duration // of those predictions
+	fleet    []flash.Worker
+	next     atomic.Uint64 // the fleet's next worker in turn
+	replica  *scaleout.Replica
+	demo     *demo         // -demo's engine
+	demoTurn atomic.Uint64 // the next rank /demo/prompt asks
 }
 
 type routeScratch struct {
@@ -208,10 +210,11 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 	}
 	eps := cfg.endpoints
 	if cfg.demo {
-		ep, stop, err := startDemo(cfg.blockSize)
+		d, ep, stop, err := startDemo(cfg.blockSize)
 		if err != nil {
 			return nil, err
 		}
+		s.demo = d
 		s.stop = append(s.stop, stop)
 		eps = append(eps, ep)
 	}
@@ -235,6 +238,9 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("POST /route", s.route)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	if s.demo != nil {
+		s.mux.HandleFunc("GET /demo/prompt", s.demoPrompt)
+	}
 	return s, nil
 }
 
@@ -259,13 +265,15 @@ type routeWorker struct {
 	DPRank uint32 `json:"dp_rank"`
 }
 
+// routeMatch is a flash.Match, its fields named as the library names them
+// (docs/ROUTE.md).
 type routeMatch struct {
-	Worker uint64 `json:"worker"`
-	DPRank uint32 `json:"dp_rank"`
-	Depth  int    `json:"depth"`
-	Exact  int    `json:"exact"` // of Depth, the blocks held by the engine's events
-	Tokens int    `json:"tokens"`
-	Blocks int    `json:"blocks"`
+	Worker    uint64 `json:"worker"`
+	DPRank    uint32 `json:"dp_rank"`
+	Depth     int    `json:"depth"`
+	Predicted int    `json:"predicted"` // of Depth, the blocks held by predictions alone
+	Tokens    int    `json:"tokens"`
+	Blocks    int    `json:"blocks"`
 }
 
 type routeResponse struct {
@@ -349,7 +357,7 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 	x.sc.Sort()
 	resp := routeResponse{Blocks: len(x.q.Locals), Matches: make([]routeMatch, 0, len(x.sc.Matches))}
 	for _, m := range x.sc.Matches {
-		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Exact: m.Depth - m.Predicted, Tokens: m.Tokens, Blocks: m.Blocks})
+		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Predicted: m.Predicted, Tokens: m.Tokens, Blocks: m.Blocks})
 	}
 	if s.predict && len(x.q.Locals) > 0 {
 		resp.Chosen = s.choose(req.Chosen, &x.sc)
@@ -406,6 +414,23 @@ func (s *server) startReplica(c natsConfig, log *slog.Logger) error {
 	return nil
 }
 
+// demoPrompt answers, with -demo, a /route request for a prompt the demo
+// engine holds now: its tokens, as a client would send them. Just after
+// the start it waits up to 2 s for the engine's first prompt.
+func (s *server) demoPrompt(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.demo.prompt(s.demoTurn.Add(1))
+	for end := time.Now().Add(2 * time.Second); !ok && time.Now().Before(end) && r.Context().Err() == nil; {
+		time.Sleep(10 * time.Millisecond)
+		p, ok = s.demo.prompt(s.demoTurn.Load())
+	}
+	if !ok {
+		http.Error(w, "the demo engine holds no prompt yet", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(routeRequest{Tokens: p})
+}
+
 // knows reports whether w is a worker of the fleet, or one the index holds
 // (from its events, or an earlier prediction for a worker known then).
 func (s *server) knows(w flash.Worker) bool {
@@ -449,24 +474,43 @@ func parseFleet(v string) ([]flash.Worker, error) {
 	return out, nil
 }
 
-// startDemo runs a stand-in engine on loopback: four DP ranks' worth of
-// requests over a small pool of prompts with shared prefixes, stored and
-// evicted as a cache under pressure would, a batch every 10 ms.
-func startDemo(blockSize int) (kvevents.Endpoint, func(), error) {
+// demo is a stand-in engine on loopback: four DP ranks' worth of requests
+// over a small pool of prompts with shared prefixes, cached and evicted as
+// an engine's prefix cache under pressure would (each block once, however
+// many cached prompts share it; an evicted prompt's own blocks leave,
+// deepest first), a batch every 10 ms.
+type demo struct {
+	pub       *kvtest.Publisher
+	blockSize int
+	prompts   [][]uint32
+	mu        sync.Mutex // ranks, read by /demo/prompt
+	ranks     [demoRanks]demoRank
+}
+
+const demoRanks = 4
+
+// demoRank is one rank's cache: the prompts it holds, and for each block
+// it holds (by the engine's id) how many of them share it.
+type demoRank struct {
+	held []int // prompt indexes, oldest first
+	refs map[uint64]int
+}
+
+// startDemo starts the demo engine and returns its endpoint (worker 1).
+func startDemo(blockSize int) (*demo, kvevents.Endpoint, func(), error) {
 	pub, err := kvtest.NewPublisher(kvtest.Options{Replay: true})
 	if err != nil {
-		return kvevents.Endpoint{}, nil, err
+		return nil, kvevents.Endpoint{}, nil, err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := &demo{pub: pub, blockSize: blockSize, prompts: demoPrompts(rng, blockSize)}
+	for r := range d.ranks {
+		d.ranks[r].refs = map[uint64]int{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rng := rand.New(rand.NewPCG(1, 2))
-		prompts := demoPrompts(rng, blockSize)
-		held := make([]map[int]int, 4) // per rank: prompt -> blocks held
-		for i := range held {
-			held[i] = map[int]int{}
-		}
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i++ {
@@ -475,44 +519,80 @@ func startDemo(blockSize int) (kvevents.Endpoint, func(), error) {
 				return
 			case <-tick.C:
 			}
-			rank := i % len(held)
-			var events []any
-			pi := rng.IntN(len(prompts))
-			p := prompts[pi]
-			if from, n := held[rank][pi], len(p)/blockSize; from < n {
-				var hashes []uint64
-				for b := from; b < n; b++ {
-					hashes = append(hashes, demoHash(p[:(b+1)*blockSize]))
-				}
-				var parent any
-				if from > 0 {
-					parent = demoHash(p[:from*blockSize])
-				}
-				events = append(events, kvtest.Stored(hashes, parent, p[from*blockSize:n*blockSize], blockSize, nil, "GPU"))
-				held[rank][pi] = n
+			rank := i % demoRanks
+			if events := d.step(rank, rng.IntN(len(d.prompts))); len(events) > 0 {
+				_, _ = pub.Send(kvtest.Encode(float64(time.Now().UnixNano())/1e9, events, rank, false))
 			}
-			if len(held[rank]) > 6 { // evict a whole prompt, deepest block first
-				for pj, d := range held[rank] {
-					if pj == pi {
-						continue
-					}
-					var hashes []uint64
-					for b := d; b > 0; b-- {
-						hashes = append(hashes, demoHash(prompts[pj][:b*blockSize]))
-					}
-					events = append(events, kvtest.Removed(hashes, "GPU"))
-					delete(held[rank], pj)
-					break
-				}
-			}
-			if len(events) == 0 {
-				continue
-			}
-			_, _ = pub.Send(kvtest.Encode(float64(time.Now().UnixNano())/1e9, events, rank, false))
 		}
 	}()
 	stop := func() { cancel(); <-done; pub.Close() }
-	return kvevents.Endpoint{Addr: pub.Addr(), Replay: pub.ReplayAddr(), Worker: 1}, stop, nil
+	return d, kvevents.Endpoint{Addr: pub.Addr(), Replay: pub.ReplayAddr(), Worker: 1}, stop, nil
+}
+
+// step serves prompt pi on rank: its blocks not cached yet are stored,
+// and past 6 prompts the rank's oldest other one is evicted. It returns
+// the events.
+func (d *demo) step(rank, pi int) []any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := &d.ranks[rank]
+	var events []any
+	if !slices.Contains(r.held, pi) {
+		p := d.prompts[pi]
+		n := len(p) / d.blockSize
+		from := -1 // the first block not cached: the rest follow it
+		var hashes []uint64
+		for b := range n {
+			h := demoHash(p[:(b+1)*d.blockSize])
+			if r.refs[h]++; r.refs[h] == 1 {
+				if from < 0 {
+					from = b
+				}
+				hashes = append(hashes, h)
+			}
+		}
+		if from >= 0 {
+			var parent any
+			if from > 0 {
+				parent = demoHash(p[:from*d.blockSize])
+			}
+			events = append(events, kvtest.Stored(hashes, parent, p[from*d.blockSize:n*d.blockSize], d.blockSize, nil, "GPU"))
+		}
+		r.held = append(r.held, pi)
+	}
+	if len(r.held) > 6 {
+		pj := r.held[0]
+		if pj == pi {
+			pj = r.held[1]
+		}
+		r.held = slices.DeleteFunc(r.held, func(k int) bool { return k == pj })
+		p := d.prompts[pj]
+		var gone []uint64
+		for b := len(p) / d.blockSize; b > 0; b-- {
+			h := demoHash(p[:b*d.blockSize])
+			if r.refs[h]--; r.refs[h] == 0 {
+				delete(r.refs, h)
+				gone = append(gone, h)
+			}
+		}
+		if len(gone) > 0 {
+			events = append(events, kvtest.Removed(gone, "GPU"))
+		}
+	}
+	return events
+}
+
+// prompt returns a prompt a rank holds now (the newest of a rank picked
+// by turn), or false before any.
+func (d *demo) prompt(turn uint64) ([]uint32, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := range uint64(demoRanks) {
+		if h := d.ranks[(turn+k)%demoRanks].held; len(h) > 0 {
+			return d.prompts[h[len(h)-1]], true
+		}
+	}
+	return nil, false
 }
 
 // demoPrompts returns prompts sharing a system prompt and some history.

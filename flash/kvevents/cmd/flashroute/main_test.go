@@ -309,7 +309,7 @@ func TestRoute_PredictsWithoutEvents(t *testing.T) {
 			}
 			again := ask(routeRequest{Tokens: tokens[:16*5]})
 			if again.Chosen == nil || *again.Chosen != *first.Chosen || len(again.Matches) != 1 ||
-				again.Matches[0].Depth != 5 || again.Matches[0].Exact != 0 {
+				again.Matches[0].Depth != 5 || again.Matches[0].Predicted != 5 {
 				t.Fatalf("the same prefix again: %+v after %+v", again, first)
 			}
 			other := make([]uint32, 16*3)
@@ -435,5 +435,53 @@ func TestRoute_ChosenMustBeKnown(t *testing.T) {
 	s.ix.Flush()
 	if n := s.ix.Workers(); n != 2 {
 		t.Fatalf("%d workers hold slots, want the fleet's 2", n)
+	}
+}
+
+// The demo engine caches each block once and evicts only what it holds:
+// its events are never counted as errors (before, shared prefixes were
+// removed once per prompt holding them: remove_unknown in the hundreds).
+// /demo/prompt serves a prompt it holds, which /route then finds whole.
+func TestServer_DemoRoutes(t *testing.T) {
+	s, err := newServer(config{blockSize: 16, writers: 1, demo: true}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	h := httptest.NewServer(s.mux)
+	defer h.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for hit := 0; hit < 20; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 20 demo prompts found whole", hit)
+		}
+		resp, err := http.Get(h.URL + "/demo/prompt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			time.Sleep(20 * time.Millisecond) // the engine holds nothing yet
+			continue
+		}
+		code, out := post(t, h.URL, string(req))
+		var rr routeResponse
+		if code != http.StatusOK || json.Unmarshal([]byte(out), &rr) != nil {
+			t.Fatalf("%d %s", code, out)
+		}
+		// The engine may evict it between the two requests, or its event
+		// may not be applied yet: then it matches less, or not at all.
+		if len(rr.Matches) > 0 && rr.Matches[0].Depth == rr.Blocks && rr.Matches[0].Worker == 1 {
+			hit++
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for s.ix.Flush(); s.ix.Stats().BlocksRemoved < 100 && time.Now().Before(deadline); s.ix.Flush() {
+		time.Sleep(20 * time.Millisecond) // the engine evicts once its ranks hold 7 prompts
+	}
+	st := s.ix.Stats()
+	if st.RemovesUnknown != 0 || st.EventsRejected != 0 || st.BlocksRemoved < 100 {
+		t.Fatalf("the demo's events: %d unknown removes, %d rejected, %d blocks removed", st.RemovesUnknown, st.EventsRejected, st.BlocksRemoved)
 	}
 }
