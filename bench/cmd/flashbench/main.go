@@ -40,6 +40,7 @@ type options struct {
 	dup, length  int
 	requests     int
 	cacheBlocks  int
+	cold         bool // --cold: caches that hold the whole trace
 	backends     string
 	readers      int
 	writers      int
@@ -71,7 +72,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.dup, "dup", 1, "duplicate the trace this many times (offset ids, same timestamps)")
 	fs.IntVar(&o.length, "length", 1, "stretch every prompt by this factor")
 	fs.IntVar(&o.requests, "requests", 0, "use only the first N requests (0: all)")
-	fs.IntVar(&o.cacheBlocks, "cache-blocks", 16384, "cache blocks per mock engine")
+	fs.IntVar(&o.cacheBlocks, "cache-blocks", steadyCacheBlocks, "cache blocks per mock engine (default: the steady state, caches that fill and evict; with --cold, 16384)")
+	fs.BoolVar(&o.cold, "cold", false, "the cold fill: caches of 16,384 blocks, which hold the whole trace, so no block is evicted (a router's first minutes, not its steady state)")
 	fs.StringVar(&o.backends, "backends", "flash,naive,actor,inverted,radix,concurrent-radix", "backends to run")
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
 	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
@@ -92,6 +94,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "cache-blocks" })
+	if o.cold && !set {
+		o.cacheBlocks = coldCacheBlocks
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -119,6 +126,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	return o, nil
 }
+
+// steadyCacheBlocks: each mock engine caches 2,048 blocks, so that on the
+// conversation trace every cache fills within the first minutes and each
+// new prompt then evicts, as in a router's steady state; coldCacheBlocks
+// hold the whole trace, so nothing is evicted (--cold).
+const (
+	steadyCacheBlocks = 2048
+	coldCacheBlocks   = 16384
+)
 
 // autoLaneTablesMax: with lane tables a query runs a search per lane; on
 // two CPUs two lanes with a table each raised flash's threshold by a quarter
@@ -174,12 +190,15 @@ type Report struct {
 	// LaneTables: flash's lanes have a table each (flash.WithLaneTables).
 	LaneTables bool `json:"lane_tables"`
 	// CapacityHint: flash's capacity hint per worker (0: none).
-	CapacityHint int      `json:"capacity_hint,omitempty"`
-	Trace        string   `json:"trace"`
-	BlockSize    int      `json:"block_size"`
-	Workloads    []WLInfo `json:"workloads"`
-	Rows         []*Row   `json:"results"`
-	Plots        []string `json:"plots"`
+	CapacityHint int `json:"capacity_hint,omitempty"`
+	// CacheBlocks: each mock engine's cache; Cold: --cold.
+	CacheBlocks int      `json:"cache_blocks"`
+	Cold        bool     `json:"cold"`
+	Trace       string   `json:"trace"`
+	BlockSize   int      `json:"block_size"`
+	Workloads   []WLInfo `json:"workloads"`
+	Rows        []*Row   `json:"results"`
+	Plots       []string `json:"plots"`
 }
 
 // WLInfo describes a recorded workload.
@@ -238,29 +257,42 @@ func factory(name string, workers, writers, feeders, blockSize int, laneTables b
 	return nil, fmt.Errorf("unknown backend %q", name)
 }
 
-// progress prints one line per sweep point on a terminal.
+// progress reports what the run is doing on stderr: on a terminal a line
+// that each step rewrites; elsewhere (CI, a pipe, a file) a line every
+// progressEvery at most, so that a long run is never silent for long.
 type progress struct {
-	w   io.Writer
-	on  bool
-	beg time.Time
+	w     io.Writer
+	on    bool // not --quiet
+	tty   bool
+	beg   time.Time
+	last  time.Time // of the last line, off a terminal
+	every time.Duration
 }
 
+// progressEvery: off a terminal, a line every 3 s at most.
+const progressEvery = 3 * time.Second
+
 func newProgress(w *os.File, quiet bool) *progress {
-	on := false
+	p := &progress{w: w, on: !quiet, beg: time.Now(), every: progressEvery}
 	if st, err := w.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-		on = !quiet
+		p.tty = true
 	}
-	return &progress{w: w, on: on, beg: time.Now()}
+	return p
 }
 
 func (p *progress) printf(format string, a ...any) {
-	if p.on {
+	switch {
+	case !p.on:
+	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K[%5.1fs] "+format, append([]any{time.Since(p.beg).Seconds()}, a...)...)
+	case time.Since(p.last) >= p.every:
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "[%5.1fs] "+format+"\n", append([]any{time.Since(p.beg).Seconds()}, a...)...)
 	}
 }
 
 func (p *progress) done() {
-	if p.on {
+	if p.on && p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
@@ -328,7 +360,8 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 	if name == "" {
 		name = "embedded Mooncake conversation trace"
 	}
-	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables}
+	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables,
+		CacheBlocks: o.cacheBlocks, Cold: o.cold}
 	if o.hints {
 		rep.CapacityHint = o.cacheBlocks
 	}
@@ -500,6 +533,11 @@ func writeProfile(name, path string) error {
 
 func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
+	if rep.Cold {
+		fmt.Fprintf(w, "cold fill (--cold): engines of %d cache blocks, which hold the trace: few or no blocks evicted\n", rep.CacheBlocks)
+	} else {
+		fmt.Fprintf(w, "steady state: engines of %d cache blocks that fill and then evict for every new prompt (--cold for the cold fill)\n", rep.CacheBlocks)
+	}
 	tables := "one table"
 	if rep.LaneTables {
 		tables = "a table per lane"

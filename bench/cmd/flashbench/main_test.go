@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -223,5 +224,48 @@ func TestFactory_FlashLanePerFeeder(t *testing.T) {
 	}
 	if _, err := parse([]string{"--lane-tables", "yes"}, &bytes.Buffer{}); err == nil {
 		t.Error("--lane-tables yes: no error")
+	}
+}
+
+// The default run is the steady state (caches that fill and evict); --cold
+// is the cold fill, whose caches hold the trace; --cache-blocks wins over
+// both.
+func TestParse_SteadyStateByDefault(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, steadyCacheBlocks},
+		{[]string{"--cold"}, coldCacheBlocks},
+		{[]string{"--cold", "--cache-blocks", "4096"}, 4096},
+		{[]string{"--cache-blocks", "512"}, 512},
+	} {
+		o, err := parse(c.args, &bytes.Buffer{})
+		if err != nil || o.cacheBlocks != c.want {
+			t.Fatalf("%v: %d cache blocks (%v), want %d", c.args, o.cacheBlocks, err, c.want)
+		}
+	}
+}
+
+// Off a terminal, progress is a plain line every few seconds at most, so
+// a run under CI or a pipe says what it does; --quiet says nothing.
+func TestProgress_LinesOffTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := newProgress(w, false)
+	p.every = 0
+	p.printf("step %d", 1)
+	p.printf("step %d", 2)
+	q := newProgress(w, true)
+	q.printf("quiet")
+	p.done()
+	w.Close()
+	out, _ := io.ReadAll(r)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "] step 1") || !strings.HasSuffix(lines[1], "] step 2") || strings.Contains(string(out), "\r") {
+		t.Fatalf("progress off a terminal: %q", out)
 	}
 }
