@@ -1,6 +1,7 @@
 package flash
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/search"
@@ -18,15 +19,33 @@ import (
 // subset test since every worker's set is prefix-closed; on a shortfall the
 // workers that dropped out are located by binary search inside the jump,
 // O(log J) probes per group of drop-outs, and the jumps resume.
+//
+// Every call is counted in Stats (Queries, QueryBlocks, and when some
+// worker matched QueryHits and QueryMatchedBlocks); one in
+// LatencySampleEvery is timed into QueryLatency.
 func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	dst.Reset()
 	n, key := len(q.Locals), uintptr(unsafe.Pointer(dst))
-	if dst.probes = 0; ix.queries.Count(key, n) {
+	dst.probes = 0
+	v := ix.queries.Count(key, n)
+	if search.Folds(v) {
 		ix.queries.Fold(key)
 	}
 	if n == 0 {
 		return
 	}
+	if search.Queries(v)%LatencySampleEvery == 1 { // a stripe's first query, then one in 64
+		t := time.Now()
+		ix.find(q, dst, key)
+		ix.latency.observe(time.Since(t))
+		return
+	}
+	ix.find(q, dst, key)
+}
+
+// find runs the search of FindMatches and counts its hit.
+func (ix *Indexer) find(q Query, dst *Scores, key uintptr) {
+	n := len(q.Locals)
 	need := jump.Scratch(ix.search.Words, ix.jump)
 	if cap(dst.sets) < need {
 		dst.sets = make([]uint64, need)
@@ -39,6 +58,13 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	f.Start(&ix.search, view[uint64](q.Locals), view[uint64](seqs), computed, view[search.Hit](dst.Matches))
 	dst.probes = f.Run(dst.sets[:need], &dst.pred)
 	dst.Matches = view[Match](f.Hits())
+	deepest := 0
+	for i := range dst.Matches {
+		deepest = max(deepest, dst.Matches[i].Depth)
+	}
+	if deepest > 0 && ix.queries.Hit(key, deepest) {
+		ix.queries.Fold(key)
+	}
 }
 
 // view reinterprets s as a slice of U, length and capacity kept: for types

@@ -33,6 +33,7 @@ type Indexer struct {
 	search  search.Index // what queries read
 	lanes   *lane.Set    // what applies events
 	queries search.Tally
+	latency queryLatency // sampled FindMatches times
 }
 
 var (
@@ -180,7 +181,7 @@ func (ix *Indexer) Close() error { return ix.lanes.Close() }
 func (ix *Indexer) Stats() Stats {
 	var c lane.Counts
 	ix.lanes.Counts(&c)
-	c[lane.Queries], c[lane.QueryBlocks] = ix.queries.Sum()
+	c[lane.Queries], c[lane.QueryBlocks], c[lane.QueryHits], c[lane.QueryMatchedBlocks] = ix.queries.Sum()
 	return *(*Stats)(unsafe.Pointer(&c))
 }
 

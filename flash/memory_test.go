@@ -260,3 +260,34 @@ func TestFlash_RemovedFreesNodes(t *testing.T) {
 		})
 	}
 }
+
+// FindMatches times one query in LatencySampleEvery into QueryLatency,
+// whoever calls it, and counts every query's hit: the hit rate is one
+// division of Stats.
+func TestFlash_QueryLatencySampled(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0))
+	defer ix.Close()
+	p := flashtest.Seqs(1, 8)
+	_ = ix.Apply(p.StoreEvent(flash.Worker{ID: 1}, 0, 4, 0))
+	var sc flash.Scores
+	const n = 10 * flash.LatencySampleEvery
+	for i := range n {
+		q := p
+		if i%2 == 1 {
+			q = flashtest.Seqs(2, 8) // matches nothing
+		}
+		ix.FindMatches(flash.Query{Locals: q}, &sc)
+	}
+	h := ix.QueryLatency()
+	sum := uint64(0)
+	for _, c := range h.Counts {
+		sum += c
+	}
+	if h.Count != n/flash.LatencySampleEvery || sum != h.Count || h.Sum <= 0 || len(h.Counts) != len(h.Bounds)+1 {
+		t.Fatalf("%d queries: %d sampled (buckets %v, sum %v), want %d", n, h.Count, h.Counts, h.Sum, n/flash.LatencySampleEvery)
+	}
+	s := ix.Stats()
+	if s.Queries != n || s.QueryBlocks != 8*n || s.QueryHits != n/2 || s.QueryMatchedBlocks != 4*n/2 {
+		t.Fatalf("queries %d, blocks %d, hits %d, matched blocks %d; want %d, %d, %d, %d", s.Queries, s.QueryBlocks, s.QueryHits, s.QueryMatchedBlocks, n, 8*n, n/2, 4*n/2)
+	}
+}

@@ -126,6 +126,7 @@ func (t *ConcurrentRadix) Apply(ev flash.Event) error {
 // FindMatches walks the tree on the caller's goroutine under read locks.
 func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
+	defer t.counters.CountHit(dst)
 	if !countQuery(&t.counters, q) {
 		return
 	}

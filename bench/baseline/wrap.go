@@ -45,6 +45,7 @@ func (l *locked) Apply(ev flash.Event) error {
 
 func (l *locked) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
+	defer l.counters.CountHit(dst)
 	if !countQuery(&l.counters, q) {
 		return
 	}
@@ -240,6 +241,7 @@ func (a *actor) Apply(ev flash.Event) error {
 
 func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
+	defer a.counters.CountHit(dst)
 	if !countQuery(&a.counters, q) {
 		return
 	}

@@ -40,6 +40,8 @@ const (
 	CounterClearedRejected                       // Cleared events rejected
 	CounterPredictions                           // Predict calls applied
 	CounterPredictionsRejected                   // Predict calls rejected
+	CounterQueryHits                             // FindMatches calls some worker matched
+	CounterQueryMatchedBlocks                    // the deepest match's blocks, summed over them
 	numCounters
 )
 
@@ -50,6 +52,19 @@ const (
 // check two implementations against each other.
 type Counters struct {
 	v [numCounters]atomic.Uint64
+}
+
+// CountHit counts a query's answer: a hit when some worker matched, with
+// the deepest match's blocks.
+func (c *Counters) CountHit(dst *flash.Scores) {
+	deepest := 0
+	for _, m := range dst.Matches {
+		deepest = max(deepest, m.Depth)
+	}
+	if deepest > 0 {
+		c.Add(CounterQueryHits, 1)
+		c.Add(CounterQueryMatchedBlocks, uint64(deepest))
+	}
 }
 
 // Add adds n to counter c.
@@ -170,6 +185,8 @@ func (c *Counters) AddTo(s *flash.Stats) {
 	s.ClearedRejected += g(CounterClearedRejected)
 	s.Predictions += g(CounterPredictions)
 	s.PredictionsRejected += g(CounterPredictionsRejected)
+	s.QueryHits += g(CounterQueryHits)
+	s.QueryMatchedBlocks += g(CounterQueryMatchedBlocks)
 }
 
 // Snapshot returns the counters as Stats.

@@ -81,6 +81,7 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 			dst.Add(flash.Match{Worker: w, Depth: d, Predicted: d - exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
 		}
 	})
+	m.counters.CountHit(dst)
 }
 
 // AddWorker gives w a slot holding nothing, if it has none.

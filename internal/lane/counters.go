@@ -41,6 +41,8 @@ const (
 	ClearedRejected
 	Predictions
 	PredictionsRejected
+	QueryHits
+	QueryMatchedBlocks
 	NumCounters
 )
 

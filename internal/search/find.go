@@ -97,19 +97,38 @@ const (
 	foldMask = foldQueries<<blockBits | foldBlocks
 )
 
+// A stripe's hit word packs likewise the queries some worker matched
+// (above bit 40) and the deepest match's blocks (below), added once per
+// query that matched.
 type stripe struct {
-	packed          atomic.Uint64
-	queries, blocks atomic.Uint64 // folded
-	seq             atomic.Uint64 // odd while a fold runs
-	mu              sync.Mutex    // folds
-	_               [64 - 40]byte
+	packed, hitPacked atomic.Uint64
+	queries, blocks   atomic.Uint64 // folded
+	hits, matched     atomic.Uint64 // folded
+	seq               atomic.Uint64 // odd while a fold runs
+	mu                sync.Mutex    // folds: with the 7 words, a cache line
 }
 
-// Count counts one query of that many blocks (fewer than 2^39). When it
-// returns true the caller MUST call Fold with the same key.
-func (t *Tally) Count(key uintptr, blocks int) (fold bool) {
-	return t[(key>>6)%tallyStripes].packed.Add(1<<blockBits|uint64(blocks))&foldMask != 0
+// Count counts one query of that many blocks (fewer than 2^39) and
+// returns the stripe's packed word after it: when Folds(v), the caller
+// MUST call Fold with the same key; Queries(v) numbers the stripe's
+// queries, for sampling.
+func (t *Tally) Count(key uintptr, blocks int) (v uint64) {
+	return t[(key>>6)%tallyStripes].packed.Add(1<<blockBits | uint64(blocks))
 }
+
+// Hit counts one query whose deepest match was depth blocks (at least 1).
+// When it returns true the caller MUST call Fold with the same key.
+func (t *Tally) Hit(key uintptr, depth int) (fold bool) {
+	return t[(key>>6)%tallyStripes].hitPacked.Add(1<<blockBits|uint64(depth))&foldMask != 0
+}
+
+// Folds reports whether a packed word Count returned is past half its
+// room: the caller must Fold.
+func Folds(v uint64) bool { return v&foldMask != 0 }
+
+// Queries is the count of queries in a packed word Count returned (since
+// the stripe's last fold).
+func Queries(v uint64) uint64 { return v >> blockBits }
 
 // Fold moves a stripe's packed counts into its totals. (A call inside
 // Count would keep Count from being inlined.)
@@ -118,29 +137,35 @@ func (t *Tally) Fold(key uintptr) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.seq.Add(1)
-	v := st.packed.Swap(0)
+	v, h := st.packed.Swap(0), st.hitPacked.Swap(0)
 	st.queries.Add(v >> blockBits)
 	st.blocks.Add(v & blockMask)
+	st.hits.Add(h >> blockBits)
+	st.matched.Add(h & blockMask)
 	st.seq.Add(1)
 }
 
-// Sum returns the queries counted and their blocks: each stripe read
-// between two folds, so the sums never go back.
-func (t *Tally) Sum() (queries, blocks uint64) {
+// Sum returns the queries counted and their blocks, and of them the
+// queries some worker matched and the deepest matches' blocks: each stripe
+// read between two folds, so the sums never go back.
+func (t *Tally) Sum() (queries, blocks, hits, matched uint64) {
 	for i := range t {
 		st := &t[i]
 		for {
 			s := st.seq.Load()
 			q, b, v := st.queries.Load(), st.blocks.Load(), st.packed.Load()
+			hq, hb, h := st.hits.Load(), st.matched.Load(), st.hitPacked.Load()
 			if s&1 == 0 && st.seq.Load() == s {
 				queries += q + v>>blockBits
 				blocks += b + v&blockMask
+				hits += hq + h>>blockBits
+				matched += hb + h&blockMask
 				break
 			}
 			runtime.Gosched()
 		}
 	}
-	return queries, blocks
+	return queries, blocks, hits, matched
 }
 
 // Finder is one search's state. The caller keeps it on its stack: Start,

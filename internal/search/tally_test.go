@@ -22,8 +22,12 @@ func TestTally_Concurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				count(&ta, uintptr(g*64), 1+i%7)
+				if i%3 == 0 {
+					hit(&ta, uintptr(g*64), 1+i%5)
+				}
 				if i%50 == 0 {
 					count(&ta, uintptr(g*64), big)
+					hit(&ta, uintptr(g*64), big)
 				}
 			}
 		}()
@@ -31,7 +35,7 @@ func TestTally_Concurrent(t *testing.T) {
 	stop := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		var lq, lb uint64
+		var lq, lb, lh, lm uint64
 		for {
 			select {
 			case <-stop:
@@ -39,12 +43,12 @@ func TestTally_Concurrent(t *testing.T) {
 				return
 			default:
 			}
-			q, b := ta.Sum()
-			if q < lq || b < lb {
+			q, b, h, m := ta.Sum()
+			if q < lq || b < lb || h < lh || m < lm {
 				done <- errBack
 				return
 			}
-			lq, lb = q, b
+			lq, lb, lh, lm = q, b, h, m
 		}
 	}()
 	wg.Wait()
@@ -52,16 +56,21 @@ func TestTally_Concurrent(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	var wantB uint64
+	var wantB, wantH, wantM uint64
 	for i := range each {
 		wantB += uint64(1 + i%7)
+		if i%3 == 0 {
+			wantH, wantM = wantH+1, wantM+uint64(1+i%5)
+		}
 		if i%50 == 0 {
 			wantB += uint64(big)
+			wantH, wantM = wantH+1, wantM+uint64(big)
 		}
 	}
-	q, b := ta.Sum()
-	if q != goroutines*(each+each/50) || b != goroutines*wantB {
-		t.Fatalf("Sum = %d queries, %d blocks; want %d, %d", q, b, goroutines*(each+each/50), goroutines*wantB)
+	q, b, h, m := ta.Sum()
+	if q != goroutines*(each+each/50) || b != goroutines*wantB || h != goroutines*wantH || m != goroutines*wantM {
+		t.Fatalf("Sum = %d queries, %d blocks, %d hits, %d matched; want %d, %d, %d, %d", q, b, h, m,
+			goroutines*(each+each/50), goroutines*wantB, goroutines*wantH, goroutines*wantM)
 	}
 }
 
@@ -75,7 +84,7 @@ func TestTally_FoldsQueries(t *testing.T) {
 	for range n {
 		count(&ta, 0, 1)
 	}
-	if q, b := ta.Sum(); q != n || b != n {
+	if q, b, _, _ := ta.Sum(); q != n || b != n {
 		t.Fatalf("Sum = %d, %d; want %d", q, b, n)
 	}
 	if ta[0].queries.Load() == 0 {
@@ -90,7 +99,13 @@ func (e tallyError) Error() string { return string(e) }
 const errBack = tallyError("a sum went back")
 
 func count(t *Tally, key uintptr, blocks int) {
-	if t.Count(key, blocks) {
+	if Folds(t.Count(key, blocks)) {
+		t.Fold(key)
+	}
+}
+
+func hit(t *Tally, key uintptr, depth int) {
+	if t.Hit(key, depth) {
 		t.Fold(key)
 	}
 }

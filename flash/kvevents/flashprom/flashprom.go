@@ -6,10 +6,41 @@
 //	c := flashprom.New(ix, flashprom.WithSubscriber(sub))
 //	prometheus.MustRegister(c)
 //	...
-//	c.FindMatches(q, &scores) // a query, timed into the latency histogram
 //
 // Counters are read from Stats at scrape time, so the index's hot paths pay
-// nothing for them; only the latency histogram is observed per query.
+// nothing for them. The query-latency histogram of a *flash.Indexer is its
+// own (Indexer.QueryLatency: every FindMatches call is a candidate, one in
+// flash.LatencySampleEvery is timed); other indexes' queries are timed
+// when made through Collector.FindMatches.
+//
+// Every metric, with the namespace "flash":
+//
+//	flash_events_total{kind,outcome}          events by kind (stored, removed, cleared) and outcome (applied, rejected)
+//	flash_rejected_total{reason}              rejected events by reason
+//	flash_blocks_total{op}                    blocks stored (newly held), duplicate, removed, remove_unknown (not held)
+//	flash_workers_removed_total               RemoveWorker calls that removed a worker
+//	flash_queries_total                       FindMatches calls
+//	flash_query_blocks_total                  the query blocks they looked at
+//	flash_query_hits_total                    queries some worker matched (hit rate: ÷ flash_queries_total)
+//	flash_query_matched_blocks_total          the deepest match's blocks, summed (÷ flash_query_blocks_total: blocks found cached)
+//	flash_query_duration_seconds              FindMatches latency, sampled (histogram)
+//	flash_predictions_total{outcome}          Predict calls applied or rejected
+//	flash_event_id_anomalies_total{kind}      event ids that skipped ahead (gap) or went back (restart)
+//	flash_queue_depth{writer}                 events waiting in each writer's queue
+//	flash_worker_blocks{worker,dp_rank}       blocks each worker holds
+//	flash_workers                             workers holding a slot
+//
+// and with WithSubscriber:
+//
+//	flash_kvevents_connections_total{event}   connect, disconnect, dial_failure
+//	flash_kvevents_batches_total              batches decoded and applied
+//	flash_kvevents_events_total               events handed to the index
+//	flash_kvevents_dropped_total{reason}      input dropped: malformed, bad_event, unknown_event, other_medium, apply_error
+//	flash_kvevents_stream_total{kind}         gap, restart, late_join, duplicate, resync
+//	flash_kvevents_replays_total{result}      replay requests that recovered (ok) or did not (failed)
+//	flash_kvevents_replayed_batches_total     batches the replays returned
+//	flash_kvevents_endpoint_up{endpoint}      1 while the endpoint's connection is up
+//	flash_kvevents_endpoint_next_seq{endpoint} the sequence number each endpoint sends next
 package flashprom
 
 import (
@@ -26,14 +57,16 @@ import (
 // Subscriber). Safe for concurrent use.
 type Collector struct {
 	ix      flash.Index
+	flash   *flash.Indexer // ix, when it is one: its own latency histogram
 	sub     *kvevents.Subscriber
-	latency prometheus.Histogram
+	latency prometheus.Histogram // other indexes': Collector.FindMatches
 
-	events, rejected, blocks, queries, ids *prometheus.Desc
-	queue, workerBlocks, workers           *prometheus.Desc
-	subConn, subBatches, subEvents         *prometheus.Desc
-	subDropped, subStream, subReplayed     *prometheus.Desc
-	epUp, epSeq                            *prometheus.Desc
+	events, rejected, blocks, workersRemoved, ids    *prometheus.Desc
+	queries, queryBlocks, hits, matched, predictions *prometheus.Desc
+	duration, queue, workerBlocks, workers           *prometheus.Desc
+	subConn, subBatches, subEvents                   *prometheus.Desc
+	subDropped, subStream, subReplays, subReplayed   *prometheus.Desc
+	epUp, epSeq                                      *prometheus.Desc
 }
 
 type settings struct {
@@ -54,7 +87,9 @@ func WithNamespace(ns string) Option { return func(s *settings) { s.ns = ns } }
 func WithSubscriber(sub *kvevents.Subscriber) Option { return func(s *settings) { s.sub = sub } }
 
 // WithLatencyBuckets sets the query latency histogram's buckets, in
-// seconds (default: 250 ns to about 1 ms, doubling).
+// seconds (default: 250 ns to about 1 ms, doubling), for an index other
+// than a *flash.Indexer, whose buckets are its own (128 ns to 2.1 ms,
+// doubling).
 func WithLatencyBuckets(b []float64) Option { return func(s *settings) { s.buckets = b } }
 
 // WithConstLabels adds labels to every metric (for example the index's name).
@@ -70,39 +105,59 @@ func New(ix flash.Index, opts ...Option) *Collector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(s.ns, "", name), help, labels, s.labels)
 	}
+	fx, _ := ix.(*flash.Indexer)
+	const durationHelp = "FindMatches latency: one call in 64 timed (a *flash.Indexer's own sampling), or the calls made through the collector."
 	return &Collector{
-		ix:  ix,
-		sub: s.sub,
+		ix:    ix,
+		flash: fx,
+		sub:   s.sub,
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: s.ns, Name: "query_duration_seconds", ConstLabels: s.labels,
-			Help:    "Time FindMatches took, for queries made through the collector.",
+			Help:    durationHelp,
 			Buckets: s.buckets,
 		}),
-		events:       d("events_total", "Events by kind and outcome (applied or rejected).", "kind", "outcome"),
-		rejected:     d("rejected_total", "Rejected events (and RemoveWorker calls after Close) by reason.", "reason"),
-		blocks:       d("blocks_total", "Blocks by what happened to them: stored (newly held), duplicate (already held), removed, remove_unknown (not held), worker_removed (workers dropped by RemoveWorker).", "op"),
-		queries:      d("queries_total", "Queries answered, and the query blocks they looked at.", "unit"),
-		ids:          d("event_id_anomalies_total", "Event ids that skipped ahead (gap) or went back (restart), when the index tracks them.", "kind"),
-		queue:        d("queue_depth", "Events waiting in (or being applied from) each writer's queue.", "writer"),
-		workerBlocks: d("worker_blocks", "Blocks each worker (DP rank) holds.", "worker", "dp_rank"),
-		workers:      d("workers", "Workers (DP ranks) holding a slot."),
-		subConn:      d("kvevents_connections_total", "Subscriber connection changes: connect, disconnect, dial_failure.", "event"),
-		subBatches:   d("kvevents_batches_total", "Batches decoded and applied, replayed ones included."),
-		subEvents:    d("kvevents_events_total", "Events the subscriber handed to the index."),
-		subDropped:   d("kvevents_dropped_total", "Input the subscriber dropped, by reason: malformed (whole batches), bad_event (token count or block size), unknown_event, other_medium, apply_error.", "reason"),
-		subStream:    d("kvevents_stream_total", "Stream anomalies: gap, restart, late_join, duplicate, resync (workers cleared after an unrecovered loss).", "kind"),
-		subReplayed:  d("kvevents_replay_total", "Replay requests that recovered (ok) or did not (failed), and batches replayed.", "result"),
-		epUp:         d("kvevents_endpoint_up", "1 while the endpoint's connection is up.", "endpoint"),
-		epSeq:        d("kvevents_endpoint_next_seq", "The sequence number each endpoint is expected to send next (once it has sent one).", "endpoint"),
+		duration:       d("query_duration_seconds", durationHelp),
+		events:         d("events_total", "Events by kind and outcome (applied or rejected).", "kind", "outcome"),
+		rejected:       d("rejected_total", "Rejected events (and RemoveWorker calls after Close) by reason.", "reason"),
+		blocks:         d("blocks_total", "Blocks by what happened to them: stored (newly held), duplicate (already held), removed, remove_unknown (not held).", "op"),
+		workersRemoved: d("workers_removed_total", "RemoveWorker calls that removed at least one DP rank."),
+		queries:        d("queries_total", "FindMatches calls."),
+		queryBlocks:    d("query_blocks_total", "Query blocks FindMatches looked at."),
+		hits:           d("query_hits_total", "FindMatches calls some worker matched (by events or predictions): the hit rate is this over queries_total."),
+		matched:        d("query_matched_blocks_total", "The deepest match's blocks, summed over the queries: over query_blocks_total, the share of query blocks found cached."),
+		predictions:    d("predictions_total", "Predict calls by outcome (applied or rejected).", "outcome"),
+		ids:            d("event_id_anomalies_total", "Event ids that skipped ahead (gap) or went back (restart), when the index tracks them.", "kind"),
+		queue:          d("queue_depth", "Events waiting in (or being applied from) each writer's queue.", "writer"),
+		workerBlocks:   d("worker_blocks", "Blocks each worker (DP rank) holds.", "worker", "dp_rank"),
+		workers:        d("workers", "Workers (DP ranks) holding a slot."),
+		subConn:        d("kvevents_connections_total", "Subscriber connection changes: connect, disconnect, dial_failure.", "event"),
+		subBatches:     d("kvevents_batches_total", "Batches decoded and applied, replayed ones included."),
+		subEvents:      d("kvevents_events_total", "Events the subscriber handed to the index."),
+		subDropped:     d("kvevents_dropped_total", "Input the subscriber dropped, by reason: malformed (whole batches), bad_event (token count or block size), unknown_event, other_medium, apply_error.", "reason"),
+		subStream:      d("kvevents_stream_total", "Stream anomalies: gap, restart, late_join, duplicate, resync (workers cleared after an unrecovered loss).", "kind"),
+		subReplays:     d("kvevents_replays_total", "Replay requests that recovered (ok) or did not (failed).", "result"),
+		subReplayed:    d("kvevents_replayed_batches_total", "Batches the replays returned."),
+		epUp:           d("kvevents_endpoint_up", "1 while the endpoint's connection is up.", "endpoint"),
+		epSeq:          d("kvevents_endpoint_next_seq", "The sequence number each endpoint is expected to send next (once it has sent one).", "endpoint"),
 	}
 }
 
-// ObserveQuery records one query's duration.
-func (c *Collector) ObserveQuery(d time.Duration) { c.latency.Observe(d.Seconds()) }
+// ObserveQuery records one query's duration, for an index other than a
+// *flash.Indexer (which times its own queries).
+func (c *Collector) ObserveQuery(d time.Duration) {
+	if c.flash == nil {
+		c.latency.Observe(d.Seconds())
+	}
+}
 
-// FindMatches answers q from the index and records how long it took. It
-// allocates nothing beyond what the index's FindMatches does.
+// FindMatches answers q from the index; an index other than a
+// *flash.Indexer has it timed into the latency histogram. It allocates
+// nothing beyond what the index's FindMatches does.
 func (c *Collector) FindMatches(q flash.Query, dst *flash.Scores) {
+	if c.flash != nil {
+		c.flash.FindMatches(q, dst) // timed by the index, sampled
+		return
+	}
 	t := time.Now()
 	c.ix.FindMatches(q, dst)
 	c.latency.Observe(time.Since(t).Seconds())
@@ -110,12 +165,16 @@ func (c *Collector) FindMatches(q flash.Query, dst *flash.Scores) {
 
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.events, c.rejected, c.blocks, c.queries, c.ids, c.queue, c.workerBlocks, c.workers} {
+	for _, d := range []*prometheus.Desc{c.events, c.rejected, c.blocks, c.workersRemoved, c.queries, c.queryBlocks, c.hits, c.matched, c.predictions, c.ids, c.queue, c.workerBlocks, c.workers} {
 		ch <- d
 	}
-	c.latency.Describe(ch)
+	if c.flash != nil {
+		ch <- c.duration
+	} else {
+		c.latency.Describe(ch)
+	}
 	if c.sub != nil {
-		for _, d := range []*prometheus.Desc{c.subConn, c.subBatches, c.subEvents, c.subDropped, c.subStream, c.subReplayed, c.epUp, c.epSeq} {
+		for _, d := range []*prometheus.Desc{c.subConn, c.subBatches, c.subEvents, c.subDropped, c.subStream, c.subReplays, c.subReplayed, c.epUp, c.epSeq} {
 			ch <- d
 		}
 	}
@@ -149,9 +208,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.blocks, s.BlocksDuplicate, "duplicate")
 	counter(ch, c.blocks, s.BlocksRemoved, "removed")
 	counter(ch, c.blocks, s.RemovesUnknown, "remove_unknown")
-	counter(ch, c.blocks, s.WorkersRemoved, "worker_removed")
-	counter(ch, c.queries, s.Queries, "queries")
-	counter(ch, c.queries, s.QueryBlocks, "blocks")
+	counter(ch, c.workersRemoved, s.WorkersRemoved)
+	counter(ch, c.queries, s.Queries)
+	counter(ch, c.queryBlocks, s.QueryBlocks)
+	counter(ch, c.hits, s.QueryHits)
+	counter(ch, c.matched, s.QueryMatchedBlocks)
+	counter(ch, c.predictions, s.Predictions, "applied")
+	counter(ch, c.predictions, s.PredictionsRejected, "rejected")
 	counter(ch, c.ids, s.EventGaps, "gap")
 	counter(ch, c.ids, s.EventRestarts, "restart")
 	if ix, ok := c.ix.(*flash.Indexer); ok {
@@ -166,7 +229,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		})
 		ch <- prometheus.MustNewConstMetric(c.workers, prometheus.GaugeValue, float64(workers))
 	}
-	c.latency.Collect(ch)
+	if c.flash != nil {
+		h := c.flash.QueryLatency()
+		buckets := make(map[float64]uint64, len(h.Bounds))
+		cum := uint64(0)
+		for i, b := range h.Bounds {
+			cum += h.Counts[i]
+			buckets[b.Seconds()] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(c.duration, h.Count, h.Sum.Seconds(), buckets)
+	} else {
+		c.latency.Collect(ch)
+	}
 	if c.sub == nil {
 		return
 	}
@@ -186,9 +260,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.subStream, u.LateJoins, "late_join")
 	counter(ch, c.subStream, u.Duplicates, "duplicate")
 	counter(ch, c.subStream, u.Resyncs, "resync")
-	counter(ch, c.subReplayed, u.Replays, "ok")
-	counter(ch, c.subReplayed, u.ReplayFailures, "failed")
-	counter(ch, c.subReplayed, u.ReplayedBatches, "batches")
+	counter(ch, c.subReplays, u.Replays, "ok")
+	counter(ch, c.subReplays, u.ReplayFailures, "failed")
+	counter(ch, c.subReplayed, u.ReplayedBatches)
 	for _, e := range c.sub.Endpoints() {
 		up := 0.0
 		if e.Connected {

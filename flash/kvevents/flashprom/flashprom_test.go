@@ -12,6 +12,7 @@ import (
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
 	"github.com/flashindexer/flashindexer/flash/kvevents"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // value returns the value of the metric name with exactly labels, and
@@ -72,8 +73,8 @@ func TestCollector_ExportsTheIndexStats(t *testing.T) {
 	}
 	ix.Flush()
 	var sc flash.Scores
-	for i := 0; i < 3; i++ {
-		c.FindMatches(flash.Query{Locals: p}, &sc)
+	for range flash.LatencySampleEvery { // the index times one of them
+		ix.FindMatches(flash.Query{Locals: p}, &sc)
 	}
 	if sc.Depth(w1) != 9 || sc.Depth(w2) != 4 {
 		t.Fatalf("query through the collector: %+v", sc.Matches)
@@ -103,18 +104,23 @@ func TestCollector_ExportsTheIndexStats(t *testing.T) {
 		{"flash_blocks_total", lb("op", "stored"), 14},
 		{"flash_blocks_total", lb("op", "removed"), 1},
 		{"flash_blocks_total", lb("op", "remove_unknown"), 1},
-		{"flash_queries_total", lb("unit", "queries"), 3},
-		{"flash_queries_total", lb("unit", "blocks"), 30},
+		{"flash_workers_removed_total", lb(), 0},
+		{"flash_queries_total", lb(), 64},
+		{"flash_query_blocks_total", lb(), 640},
+		{"flash_query_hits_total", lb(), 64},
+		{"flash_query_matched_blocks_total", lb(), 64 * 9},
+		{"flash_predictions_total", lb("outcome", "applied"), 0},
 		{"flash_queue_depth", lb("writer", "0"), 0},
 		{"flash_queue_depth", lb("writer", "1"), 0},
 		{"flash_worker_blocks", lb("worker", "1", "dp_rank", "0"), 9},
 		{"flash_worker_blocks", lb("worker", "2", "dp_rank", "3"), 4},
 		{"flash_workers", lb(), 2},
-		{"flash_query_duration_seconds", lb(), 3},
+		{"flash_query_duration_seconds", lb(), 1},
 		{"flash_kvevents_connections_total", lb("event", "connect"), 0},
 		{"flash_kvevents_dropped_total", lb("reason", "malformed"), 0},
 		{"flash_kvevents_stream_total", lb("kind", "resync"), 0},
-		{"flash_kvevents_replay_total", lb("result", "ok"), 0},
+		{"flash_kvevents_replays_total", lb("result", "ok"), 0},
+		{"flash_kvevents_replayed_batches_total", lb(), 0},
 		{"flash_kvevents_endpoint_up", lb("endpoint", "tcp://127.0.0.1:1"), 0},
 	} {
 		got, ok := value(t, fams, want.name, want.labels)
@@ -128,6 +134,29 @@ func TestCollector_ExportsTheIndexStats(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// An index other than a *flash.Indexer has the queries made through the
+// collector timed into its histogram, every one.
+func TestCollector_TimesOtherIndexes(t *testing.T) {
+	m := model.New(flash.DefaultConfig())
+	c := New(m)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	var sc flash.Scores
+	for range 3 {
+		c.FindMatches(flash.Query{Locals: flashtest.Seqs(1, 4)}, &sc)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := value(t, fams, "flash_query_duration_seconds", map[string]string{}); !ok || n != 3 {
+		t.Fatalf("histogram count %v (%v), want 3", n, ok)
+	}
+	if n, _ := value(t, fams, "flash_queries_total", map[string]string{}); n != 3 {
+		t.Fatalf("queries %v, want 3", n)
 	}
 }
 

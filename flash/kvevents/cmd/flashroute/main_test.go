@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -483,5 +484,20 @@ func TestServer_DemoRoutes(t *testing.T) {
 	st := s.ix.Stats()
 	if st.RemovesUnknown != 0 || st.EventsRejected != 0 || st.BlocksRemoved < 100 {
 		t.Fatalf("the demo's events: %d unknown removes, %d rejected, %d blocks removed", st.RemovesUnknown, st.EventsRejected, st.BlocksRemoved)
+	}
+	// The routed requests show in /metrics: hits, matched blocks, and
+	// the sampled latency histogram (each stripe's first query is timed).
+	resp, err := http.Get(h.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, name := range []string{"flash_query_hits_total", "flash_query_matched_blocks_total", "flash_query_duration_seconds_count"} {
+		re := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`)
+		m := re.FindSubmatch(text)
+		if m == nil || string(m[1]) == "0" {
+			t.Errorf("/metrics: %s is %q after %d routed requests", name, m, 20)
+		}
 	}
 }
