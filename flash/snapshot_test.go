@@ -301,15 +301,7 @@ func TestSnapshot_GhostsRestore(t *testing.T) {
 			if err := src.Apply(flash.RemovedEvent(w, hs...)); err != nil {
 				t.Fatal(err)
 			}
-			var snap bytes.Buffer
-			if _, err := src.Dump(&snap); err != nil {
-				t.Fatal(err)
-			}
-			dst := flash.New(flash.WithWriters(0))
-			defer dst.Close()
-			if err := dst.Restore(&snap); err != nil {
-				t.Fatalf("Restore of Dump's own snapshot: %v", err)
-			}
+			dst := restoreOwn(t, src)
 			if a, b := dst.BlockCount(w), src.BlockCount(w); a != b || a != c.stored-c.remove {
 				t.Fatalf("restored %d blocks, source %d", a, b)
 			}
@@ -340,15 +332,7 @@ func TestSnapshot_CraftedCollisionRestores(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var snap bytes.Buffer
-	if _, err := src.Dump(&snap); err != nil {
-		t.Fatal(err)
-	}
-	dst := flash.New(flash.WithWriters(0))
-	defer dst.Close()
-	if err := dst.Restore(&snap); err != nil {
-		t.Fatalf("Restore of Dump's own snapshot: %v", err)
-	}
+	dst := restoreOwn(t, src)
 	var sc flash.Scores
 	for _, p := range []flashtest.Prompt{ab, l0} {
 		dst.FindMatches(flash.Query{Locals: p}, &sc)
@@ -399,4 +383,20 @@ func TestSnapshot_FailedRestoreChangesNothing(t *testing.T) {
 		}
 		ix.Close()
 	}
+}
+
+// restoreOwn dumps src, restores the snapshot into a new synchronous index
+// (closed when the test ends) and fails the test if it is refused.
+func restoreOwn(t *testing.T, src *flash.Indexer) *flash.Indexer {
+	t.Helper()
+	var snap bytes.Buffer
+	if _, err := src.Dump(&snap); err != nil {
+		t.Fatal(err)
+	}
+	dst := flash.New(flash.WithWriters(0))
+	t.Cleanup(func() { _ = dst.Close() })
+	if err := dst.Restore(&snap); err != nil {
+		t.Fatalf("Restore of Dump's own snapshot: %v", err)
+	}
+	return dst
 }
