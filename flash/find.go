@@ -21,31 +21,24 @@ import (
 // O(log J) probes per group of drop-outs, and the jumps resume.
 //
 // Every call is counted in Stats (Queries, QueryBlocks, and when some
-// worker matched QueryHits and QueryMatchedBlocks); one in
-// LatencySampleEvery is timed into QueryLatency.
+// worker matched QueryHits and QueryMatchedBlocks, with one atomic add for
+// all four); of the calls with one dst, the first and one in
+// LatencySampleEvery after it are timed into QueryLatency.
 func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	dst.Reset()
 	n, key := len(q.Locals), uintptr(unsafe.Pointer(dst))
 	dst.probes = 0
-	v := ix.queries.Count(key, n)
-	if search.Folds(v) {
-		ix.queries.Fold(key)
-	}
 	if n == 0 {
+		if ix.queries.Count(key, 0, 0) {
+			ix.queries.Fold(key)
+		}
 		return
 	}
-	if search.Queries(v)%LatencySampleEvery == 1 { // a stripe's first query, then one in 64
-		t := time.Now()
-		ix.find(q, dst, key)
-		ix.latency.observe(time.Since(t))
-		return
+	dst.calls++
+	var t0 int64
+	if dst.calls%LatencySampleEvery == 1 {
+		t0 = nanotime()
 	}
-	ix.find(q, dst, key)
-}
-
-// find runs the search of FindMatches and counts its hit.
-func (ix *Indexer) find(q Query, dst *Scores, key uintptr) {
-	n := len(q.Locals)
 	need := jump.Scratch(ix.search.Words, ix.jump)
 	if cap(dst.sets) < need {
 		dst.sets = make([]uint64, need)
@@ -58,14 +51,22 @@ func (ix *Indexer) find(q Query, dst *Scores, key uintptr) {
 	f.Start(&ix.search, view[uint64](q.Locals), view[uint64](seqs), computed, view[search.Hit](dst.Matches))
 	dst.probes = f.Run(dst.sets[:need], &dst.pred)
 	dst.Matches = view[Match](f.Hits())
-	deepest := 0
-	for i := range dst.Matches {
-		deepest = max(deepest, dst.Matches[i].Depth)
+	if t0 != 0 {
+		ix.latency.observe(time.Duration(nanotime() - t0))
 	}
-	if deepest > 0 && ix.queries.Hit(key, deepest) {
+	switch deepest := f.Deepest(); {
+	case n >= search.BigBlocks:
+		ix.queries.CountBig(key, n, deepest)
+	case ix.queries.Count(key, n, deepest):
 		ix.queries.Fold(key)
 	}
 }
+
+// nanotime is the monotonic clock in nanoseconds, never 0.
+func nanotime() int64 { return int64(time.Since(clockBase)) + 1 }
+
+// clockBase anchors nanotime.
+var clockBase = time.Now()
 
 // view reinterprets s as a slice of U, length and capacity kept: for types
 // of one layout (Block and worker.Block, Match and search.Hit, the hash

@@ -6,11 +6,10 @@ import (
 	"time"
 )
 
-// LatencySampleEvery: FindMatches times one query in 64 (of those that
-// count in one of the query tally's stripes, a stripe per result buffer
-// address): two clock reads, some 40 ns, spread over 64 queries cost well
-// under 1% of the shortest query's time, where timing every query would
-// cost a third of it.
+// LatencySampleEvery: FindMatches times one query in 64 of those made
+// with one Scores (its first, then every 64th): two clock reads, some
+// 40 ns, spread over 64 queries cost under 1% of the shortest query's
+// time, where timing every query would cost a third of it.
 const LatencySampleEvery = 64
 
 // latencyBuckets: bucket 0 holds queries under 2^7 ns (128 ns), bucket i

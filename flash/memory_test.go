@@ -118,7 +118,10 @@ func TestFlash_RemovedFreesNodes(t *testing.T) {
 		{"writers=2/hinted", []flash.Option{flash.WithWriters(2), flash.WithWorkerCapacity(1000)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			const workers = 8
+			workers := 8
+			if testing.Short() {
+				workers = 3 // each still past 4,096 nodes
+			}
 			ix := flash.New(c.opts...)
 			defer ix.Close()
 			ref := model.New(flash.DefaultConfig())

@@ -51,6 +51,7 @@ type Scores struct {
 	seqs   []SeqHash // lazily computed chain of the query
 	sets   []uint64  // worker-set scratch of the jump search
 	probes int       // entries the last search looked up
+	calls  uint32    // FindMatches calls with this result: picks the timed ones
 	pred   search.Scratch
 }
 

@@ -78,57 +78,71 @@ func (ix *Index) epoch(preds bool) (e uint64) {
 	return e
 }
 
-// Tally counts queries and their blocks over stripes of a cache line each,
-// so that readers on two cores do not bounce one line: a query picks its
-// stripe from a key of its own (its result's address). A stripe packs its
-// recent counts in one word, queries above bit 40 and blocks below, so a
-// query pays one atomic add, not two (about 5 ns of a 64 ns query); when
-// either part passes half its room, the query that took it there folds
-// the word into the stripe's totals.
+// Tally counts queries, their blocks, the queries some worker matched and
+// the deepest match's blocks, over stripes of a cache line each, so that
+// readers on two cores do not bounce one line: a query picks its stripe
+// from a key of its own (its result's address). A stripe packs its recent
+// counts in one word, so a query pays one atomic add for all four (two
+// adds were about 12 ns of a 64 ns query):
+//
+//	bits 54–63  queries        bits 22–43  blocks
+//	bits 44–53  hits           bits  0–21  matched blocks
+//
+// When any part passes half its room, the query that took it there folds
+// the word into the stripe's totals; a query of bigBlocks or more counts
+// straight into the totals, so that one add never carries a part past its
+// room while others fold (128 adders at once would be needed).
 type Tally [tallyStripes]stripe
 
 const (
 	tallyStripes = 16
-	blockBits    = 40
-	blockMask    = 1<<blockBits - 1
-	foldQueries  = 1 << (63 - blockBits) // half of the queries' room
-	foldBlocks   = 1 << (blockBits - 1)  // half of the blocks' room
-	// foldMask: either part is at half its room.
-	foldMask = foldQueries<<blockBits | foldBlocks
+	queryShift   = 54
+	hitShift     = 44
+	blockShift   = 22
+	smallMask    = 1<<10 - 1 // queries, hits
+	bigMask      = 1<<22 - 1 // blocks, matched
+	// foldMask: the top bit of every part, set at half its room.
+	foldMask  = 1<<(queryShift+9) | 1<<(hitShift+9) | 1<<(blockShift+21) | 1<<21
+	bigBlocks = 1 << 14
 )
 
-// A stripe's hit word packs likewise the queries some worker matched
-// (above bit 40) and the deepest match's blocks (below), added once per
-// query that matched.
 type stripe struct {
-	packed, hitPacked atomic.Uint64
-	queries, blocks   atomic.Uint64 // folded
-	hits, matched     atomic.Uint64 // folded
-	seq               atomic.Uint64 // odd while a fold runs
-	mu                sync.Mutex    // folds: with the 7 words, a cache line
+	packed                         atomic.Uint64
+	queries, blocks, hits, matched atomic.Uint64 // folded
+	seq                            atomic.Uint64 // odd while a fold runs
+	mu                             sync.Mutex    // folds
+	_                              [64 - 56]byte
 }
 
-// Count counts one query of that many blocks (fewer than 2^39) and
-// returns the stripe's packed word after it: when Folds(v), the caller
-// MUST call Fold with the same key; Queries(v) numbers the stripe's
-// queries, for sampling.
-func (t *Tally) Count(key uintptr, blocks int) (v uint64) {
-	return t[(key>>6)%tallyStripes].packed.Add(1<<blockBits | uint64(blocks))
+// Count counts one query of blocks blocks (fewer than BigBlocks: see
+// CountBig) whose deepest match was deepest blocks (0: no worker
+// matched). When it returns true the caller MUST call Fold with the same
+// key.
+func (t *Tally) Count(key uintptr, blocks, deepest int) (fold bool) {
+	h := uint64(0)
+	if deepest > 0 {
+		h = 1 << hitShift
+	}
+	return t[(key>>6)%tallyStripes].packed.Add(1<<queryShift|h|uint64(blocks)<<blockShift|uint64(deepest))&foldMask != 0
 }
 
-// Hit counts one query whose deepest match was depth blocks (at least 1).
-// When it returns true the caller MUST call Fold with the same key.
-func (t *Tally) Hit(key uintptr, depth int) (fold bool) {
-	return t[(key>>6)%tallyStripes].hitPacked.Add(1<<blockBits|uint64(depth))&foldMask != 0
+// BigBlocks: a query of this many blocks or more is counted by CountBig.
+const BigBlocks = bigBlocks
+
+// CountBig counts a query of BigBlocks or more straight into the totals.
+func (t *Tally) CountBig(key uintptr, blocks, deepest int) {
+	st := &t[(key>>6)%tallyStripes]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.seq.Add(1)
+	st.queries.Add(1)
+	st.blocks.Add(uint64(blocks))
+	if deepest > 0 {
+		st.hits.Add(1)
+		st.matched.Add(uint64(deepest))
+	}
+	st.seq.Add(1)
 }
-
-// Folds reports whether a packed word Count returned is past half its
-// room: the caller must Fold.
-func Folds(v uint64) bool { return v&foldMask != 0 }
-
-// Queries is the count of queries in a packed word Count returned (since
-// the stripe's last fold).
-func Queries(v uint64) uint64 { return v >> blockBits }
 
 // Fold moves a stripe's packed counts into its totals. (A call inside
 // Count would keep Count from being inlined.)
@@ -137,11 +151,11 @@ func (t *Tally) Fold(key uintptr) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.seq.Add(1)
-	v, h := st.packed.Swap(0), st.hitPacked.Swap(0)
-	st.queries.Add(v >> blockBits)
-	st.blocks.Add(v & blockMask)
-	st.hits.Add(h >> blockBits)
-	st.matched.Add(h & blockMask)
+	v := st.packed.Swap(0)
+	st.queries.Add(v >> queryShift)
+	st.hits.Add(v >> hitShift & smallMask)
+	st.blocks.Add(v >> blockShift & bigMask)
+	st.matched.Add(v & bigMask)
 	st.seq.Add(1)
 }
 
@@ -153,13 +167,12 @@ func (t *Tally) Sum() (queries, blocks, hits, matched uint64) {
 		st := &t[i]
 		for {
 			s := st.seq.Load()
-			q, b, v := st.queries.Load(), st.blocks.Load(), st.packed.Load()
-			hq, hb, h := st.hits.Load(), st.matched.Load(), st.hitPacked.Load()
+			q, b, h, m, v := st.queries.Load(), st.blocks.Load(), st.hits.Load(), st.matched.Load(), st.packed.Load()
 			if s&1 == 0 && st.seq.Load() == s {
-				queries += q + v>>blockBits
-				blocks += b + v&blockMask
-				hits += hq + h>>blockBits
-				matched += hb + h&blockMask
+				queries += q + v>>queryShift
+				hits += h + v>>hitShift&smallMask
+				blocks += b + v>>blockShift&bigMask
+				matched += m + v&bigMask
 				break
 			}
 			runtime.Gosched()
@@ -183,6 +196,7 @@ type Finder struct {
 	careful  bool   // Emit checks each slot's owner (a slot changed hands)
 	stable   bool   // each probe checks that its table reused nothing meanwhile
 	probes   int
+	deepest  int // the deepest hit's depth (0: none)
 }
 
 // Start sets up a search of ix for the query locals, with seqs[:computed]
@@ -193,11 +207,15 @@ type Finder struct {
 func (f *Finder) Start(ix *Index, locals, seqs []uint64, computed int, hits []Hit) {
 	f.ix, f.locals, f.seqs, f.computed = ix, locals, seqs, computed
 	f.hits, f.start, f.probes = hits, len(hits), 0
-	f.stable = false
+	f.stable, f.deepest = false, 0
 }
 
 // Hits returns the hits: what Start was given, and the search's after Run.
 func (f *Finder) Hits() []Hit { return f.hits }
+
+// Deepest returns the deepest hit's depth after Run, 0 when none: the
+// search knows it without a pass over the hits.
+func (f *Finder) Deepest() int { return f.deepest }
 
 // Run searches every table, appending each worker's depth to the hits, and
 // returns the number of entries it looked up: D/J + drop-out groups × log
@@ -249,7 +267,7 @@ func (f *Finder) again(runs int, tablesSame bool) bool {
 	if tablesSame && (f.careful || slots == f.epoch) {
 		return false
 	}
-	f.hits = f.hits[:f.start]
+	f.hits, f.deepest = f.hits[:f.start], 0
 	if !tablesSame && runs >= MaxSearchRetries {
 		f.stable = true
 	}
@@ -330,6 +348,9 @@ func (f *Finder) Emit(s []uint64, depth int) {
 	tokens := depth * f.ix.BlockSize
 	if f.careful {
 		f.hits = ms[:f.emitCareful(s, ms, n, depth, tokens)]
+		if len(f.hits) > n {
+			f.deepest = max(f.deepest, depth)
+		}
 		return
 	}
 	info := f.ix.Slots.Infos()
@@ -351,6 +372,9 @@ func (f *Finder) Emit(s []uint64, depth int) {
 			m.Blocks = in.Blocks()
 			n++
 		}
+	}
+	if n > len(f.hits) {
+		f.deepest = max(f.deepest, depth)
 	}
 	f.hits = ms[:n]
 }

@@ -85,7 +85,7 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 			break
 		}
 	}
-	f.hits, f.computed, f.probes = j.hits, j.computed, j.probes
+	f.hits, f.computed, f.probes, f.deepest = j.hits, j.computed, j.probes, j.deepest
 	j.Finder = Finder{} // keeps no reference to the query or its result
 	return f.probes
 }
@@ -172,6 +172,9 @@ func (j *Joint) Emit(s []uint64, depth int) {
 			m.Predicted = depth - min(int(sc.depths[i]), depth)
 			n++
 		}
+	}
+	if n > len(j.hits) {
+		j.deepest = max(j.deepest, depth)
 	}
 	j.hits = ms[:n]
 }
