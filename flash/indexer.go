@@ -97,8 +97,8 @@ func New(opts ...Option) *Indexer {
 
 // maxPlanes: fleets of up to 128 workers get a table per 64 (a plane);
 // wider ones keep arena sets. A query searches every plane, so more
-// planes than two cost queries more than their stores gain
-// (docs/BENCHMARKS.md, "Where the floor is").
+// planes than two cost queries more than their stores gain (measured
+// when planes came in; docs/BENCHMARKS.md lists the decision).
 const maxPlanes = 2
 
 // LaneTables reports whether each lane has a shared table of its own

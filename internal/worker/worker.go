@@ -556,7 +556,7 @@ func (ws *State) unclaim(blocks []Block, pending []pendingBlock) {
 // then for the first bucket of each block at its position, in the
 // worker's plane's table; the batch's cache misses then overlap instead of
 // queueing one block behind another (about 12% less time per stored block
-// building the trace's index, docs/BENCHMARKS.md).
+// building the trace's index, measured when it came in).
 const prefetchFrom = 4
 
 // storeBlock adds engine id k, claimed at slot of the worker's map, for the

@@ -146,7 +146,7 @@ const autoLaneTablesMax = 4
 // its own. A writer goroutine pays off when it has a core of its own; on two
 // CPUs it shares them with the feeders, the reader and the garbage
 // collector, and handing each event over costs more than applying it
-// (docs/BENCHMARKS.md, paired runs).
+// (measured in paired runs when the choice was made: the commit log).
 func autoWriters(cpus int) int {
 	if cpus < 4 {
 		return 0
