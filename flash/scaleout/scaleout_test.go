@@ -380,22 +380,8 @@ func TestReplica_SnapshotTooOld(t *testing.T) {
 	cfg := StreamConfig("KV", "kv", 0, 0)
 	cfg.MaxMsgs = 100
 	newStream(t, js, cfg)
-	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	wl := newWorkload(400)
-	relay := NewRelay(js, "kv")
-	ix := flash.New(flash.WithWriters(0))
-	defer ix.Close()
-	r := NewReplica(js, "KV", ix)
-	stop := runReplica(t, r)
-	publish(t, relay, wl.events[:50], 0)
-	waitCaughtUp(t, r)
-	if _, err := r.Snapshot(ctx, store); err != nil {
-		t.Fatal(err)
-	}
-	stop()
+	store, relay := snapshotAfter(t, js, wl.events[:50])
 	publish(t, relay, wl.events[50:], 50)
 	fresh := flash.New(flash.WithWriters(0))
 	defer fresh.Close()
@@ -504,22 +490,8 @@ func TestReplica_SnapshotOfAnotherStream(t *testing.T) {
 	ctx := context.Background()
 	js := natstest.Connect(t, s.ClientURL())
 	newStream(t, js, StreamConfig("KV", "kv", 0, 0))
-	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	wl := newWorkload(40)
-	relay := NewRelay(js, "kv")
-	ix := flash.New(flash.WithWriters(0))
-	defer ix.Close()
-	r := NewReplica(js, "KV", ix)
-	stop := runReplica(t, r)
-	publish(t, relay, wl.events[:10], 0)
-	waitCaughtUp(t, r)
-	if seq, err := r.Snapshot(ctx, store); err != nil || seq != 10 {
-		t.Fatalf("Snapshot = %d, %v; want 10", seq, err)
-	}
-	stop()
+	store, _ := snapshotAfter(t, js, wl.events[:10])
 
 	// The stream, deleted and created again, holds 6 new messages.
 	if err := js.DeleteStream(ctx, "KV"); err != nil {
@@ -555,4 +527,29 @@ func TestReplica_SnapshotOfAnotherStream(t *testing.T) {
 	if fresh.Workers() != 0 {
 		t.Fatal("a refused snapshot changed the index")
 	}
+}
+
+// snapshotAfter runs a replica of stream KV while evs are published
+// through a relay on subject kv, takes its snapshot into a new bucket
+// "snapshots" once it has applied them, and stops it; it returns the
+// bucket and the relay.
+func snapshotAfter(t *testing.T, js jetstream.JetStream, evs []flash.Event) (jetstream.ObjectStore, *Relay) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snapshots"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := NewRelay(js, "kv")
+	ix := flash.New(flash.WithWriters(0))
+	t.Cleanup(func() { _ = ix.Close() })
+	r := NewReplica(js, "KV", ix)
+	stop := runReplica(t, r)
+	publish(t, relay, evs, 0)
+	waitCaughtUp(t, r)
+	if seq, err := r.Snapshot(ctx, store); err != nil || seq != uint64(len(evs)) {
+		t.Fatalf("Snapshot = %d, %v; want %d", seq, err, len(evs))
+	}
+	stop()
+	return store, relay
 }
