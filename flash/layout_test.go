@@ -8,7 +8,6 @@ import (
 	"github.com/flashindexer/flashindexer/internal/entry"
 	"github.com/flashindexer/flashindexer/internal/lane"
 	"github.com/flashindexer/flashindexer/internal/search"
-	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
 // The layouts the index's API and its cache lines rest on (the workers'
@@ -25,16 +24,8 @@ func TestLayout(t *testing.T) {
 		// Query counter stripes each fill a line, so readers on two cores
 		// do not share one.
 		{"search.Tally", unsafe.Sizeof(search.Tally{}), 16 * 64, "a cache line each"},
-		// Events' blocks and ids, queries' hashes and answers pass to and
-		// from the internal packages as their own types, in place (view).
-		{"Block", unsafe.Sizeof(Block{}), unsafe.Sizeof(worker.Block{}), "worker.Block's"},
-		{"Block.Local", unsafe.Offsetof(Block{}.Local), unsafe.Offsetof(worker.Block{}.Local), "worker.Block's"},
-		{"Match", unsafe.Sizeof(Match{}), unsafe.Sizeof(search.Hit{}), "search.Hit's"},
-		{"Match.Worker.DPRank", unsafe.Offsetof(Match{}.Worker) + unsafe.Offsetof(Worker{}.DPRank), unsafe.Offsetof(search.Hit{}.Rank), "search.Hit's"},
-		{"Match.Depth", unsafe.Offsetof(Match{}.Depth), unsafe.Offsetof(search.Hit{}.Depth), "search.Hit's"},
-		{"Match.Tokens", unsafe.Offsetof(Match{}.Tokens), unsafe.Offsetof(search.Hit{}.Tokens), "search.Hit's"},
-		{"Match.Blocks", unsafe.Offsetof(Match{}.Blocks), unsafe.Offsetof(search.Hit{}.Blocks), "search.Hit's"},
-		{"Match.Predicted", unsafe.Offsetof(Match{}.Predicted), unsafe.Offsetof(search.Hit{}.Predicted), "search.Hit's"},
+		// Hashes pass to the internal packages as words (the API's other
+		// mirrors are checked as it compiles: layout.go).
 		{"ExternalHash", unsafe.Sizeof(ExternalHash(0)), 8, "a word"},
 		{"LocalHash", unsafe.Sizeof(LocalHash(0)), 8, "a word"},
 		{"SeqHash", unsafe.Sizeof(SeqHash(0)), 8, "a word"},
@@ -91,40 +82,11 @@ func TestStats_Counters(t *testing.T) {
 		{"ClearedRejected", unsafe.Offsetof(s.ClearedRejected), lane.ClearedRejected},
 		{"Predictions", unsafe.Offsetof(s.Predictions), lane.Predictions},
 		{"PredictionsRejected", unsafe.Offsetof(s.PredictionsRejected), lane.PredictionsRejected},
+		{"QueryHits", unsafe.Offsetof(s.QueryHits), lane.QueryHits},
+		{"QueryMatchedBlocks", unsafe.Offsetof(s.QueryMatchedBlocks), lane.QueryMatchedBlocks},
 	} {
 		if int(c.field/8) != int(c.c) {
 			t.Errorf("Stats.%s is word %d, its counter %d", c.name, c.field/8, c.c)
-		}
-	}
-}
-
-// Events pass to the lanes in place, as lane.Event.
-func TestLayout_Event(t *testing.T) {
-	var e Event
-	var l lane.Event
-	for _, c := range []struct {
-		name      string
-		got, want uintptr
-	}{
-		{"size", unsafe.Sizeof(e), unsafe.Sizeof(l)},
-		{"Kind", unsafe.Sizeof(e.Kind), unsafe.Sizeof(l.Kind)},
-		{"Worker", unsafe.Offsetof(e.Worker), unsafe.Offsetof(l.Worker)},
-		{"ID", unsafe.Offsetof(e.ID), unsafe.Offsetof(l.ID)},
-		{"Parent", unsafe.Offsetof(e.Parent), unsafe.Offsetof(l.Parent)},
-		{"HasParent", unsafe.Offsetof(e.HasParent), unsafe.Offsetof(l.HasParent)},
-		{"Blocks", unsafe.Offsetof(e.Blocks), unsafe.Offsetof(l.Blocks)},
-		{"Hashes", unsafe.Offsetof(e.Hashes), unsafe.Offsetof(l.Hashes)},
-	} {
-		if c.got != c.want {
-			t.Errorf("Event.%s at %d, lane.Event's at %d", c.name, c.got, c.want)
-		}
-	}
-	for _, k := range []struct {
-		k EventKind
-		l lane.Kind
-	}{{KindStored, lane.Stored}, {KindRemoved, lane.Removed}, {KindCleared, lane.Cleared}} {
-		if uint8(k.k) != uint8(k.l) {
-			t.Errorf("%v is %d, lane's %d", k.k, k.k, k.l)
 		}
 	}
 }
