@@ -68,26 +68,42 @@ func TestFlash_QueueBackpressure(t *testing.T) {
 	}
 }
 
-// Close while other goroutines apply and query: no panic, no deadlock, every
-// accepted event applied, ErrClosed afterwards.
+// Close while four goroutines apply and one queries: no panic, no deadlock,
+// every accepted event applied, ErrClosed afterwards, queries answering.
+// Close lands while every loader still has events to apply (each waits
+// for ErrClosed; one that applies its whole chain first fails the test),
+// so the test cannot pass with the load already over.
 func TestFlash_CloseUnderLoad(t *testing.T) {
 	ix := flash.New(flash.WithWriters(2), flash.WithQueueSize(8))
-	p := flashtest.Seqs(1, 50)
+	const chain = 20000
+	blocks := flashtest.Seqs(1, chain).Blocks(0, chain, 0)
 	var wg sync.WaitGroup
 	accepted := make([]int, 4)
+	var started sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
+		started.Add(1)
 		go func() {
 			defer wg.Done()
 			w := flash.Worker{ID: uint64(g)}
-			for i := 0; i < 50; i++ {
-				if err := ix.Apply(p.StoreEvent(w, i, i+1, 0)); err != nil {
+			for i := 0; ; i++ {
+				if i == chain {
+					t.Errorf("worker %d: all %d events accepted before Close", g, chain)
+					return
+				}
+				ev := flash.StoredEvent(w, blocks[i])
+				if i > 0 {
+					ev = ev.WithParent(blocks[i-1].Hash)
+				}
+				if err := ix.Apply(ev); err != nil {
 					if !errors.Is(err, flash.ErrClosed) {
 						t.Error(err)
 					}
 					return
 				}
-				accepted[g]++
+				if accepted[g]++; accepted[g] == 20 {
+					started.Done()
+				}
 			}
 		}()
 	}
@@ -96,22 +112,22 @@ func TestFlash_CloseUnderLoad(t *testing.T) {
 		defer wg.Done()
 		var sc flash.Scores
 		for i := 0; i < 200; i++ {
-			ix.FindMatches(flash.Query{Locals: p}, &sc)
+			ix.FindMatches(flash.Query{Locals: flashtest.Seqs(1, 64)}, &sc)
 		}
 	}()
-	time.Sleep(time.Millisecond)
+	started.Wait() // every loader is under way
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
 	var sc flash.Scores
-	ix.FindMatches(flash.Query{Locals: p}, &sc)
+	ix.FindMatches(flash.Query{Locals: flashtest.Seqs(1, chain)}, &sc)
 	for g := 0; g < 4; g++ {
-		if got := sc.Depth(flash.Worker{ID: uint64(g)}); got != accepted[g] {
+		if got := sc.Depth(flash.Worker{ID: uint64(g)}); got != accepted[g] || got == chain {
 			t.Fatalf("worker %d: depth %d after Close, %d events accepted", g, got, accepted[g])
 		}
 	}
-	if err := ix.Apply(p.StoreEvent(flash.Worker{ID: 9}, 0, 1, 0)); !errors.Is(err, flash.ErrClosed) {
+	if err := ix.Apply(flashtest.P(1).StoreEvent(flash.Worker{ID: 9}, 0, 1, 0)); !errors.Is(err, flash.ErrClosed) {
 		t.Fatalf("Apply after Close: %v", err)
 	}
 }
