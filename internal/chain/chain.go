@@ -15,19 +15,22 @@ const Seed uint64 = 1337
 // stored block and every lazily hashed query block goes through it.
 // flash's TestChain_IsXXH3 checks it against the library.
 func Chain(prev, local uint64) uint64 {
-	lo := prev ^ flip1
-	hi := local ^ flip2
+	lo := prev ^ Flip1
+	hi := local ^ Flip2
 	h, l := bits.Mul64(lo, hi)
 	acc := 16 + bits.ReverseBytes64(lo) + hi + (h ^ l)
 	acc ^= acc >> 37
-	acc *= 0x165667919e3779f9
+	acc *= Prime
 	return acc ^ acc>>32
 }
 
-// flip1 and flip2 are XXH3's bitflips of a 9-to-16-byte input under Seed:
+// Flip1 and Flip2 are XXH3's bitflips of a 9-to-16-byte input under Seed:
 // (secret[24:32] ^ secret[32:40]) + Seed and (secret[40:48] ^
-// secret[48:56]) - Seed, of its default secret.
+// secret[48:56]) - Seed, of its default secret; Prime is the multiplier
+// of its avalanche. Exported for the assembly that chains (go_asm.h of
+// internal/worker).
 const (
-	flip1 = 0x6782737bea423ef2
-	flip2 = 0xaf56bc3b09964d01
+	Flip1 = 0x6782737bea423ef2
+	Flip2 = 0xaf56bc3b09964d01
+	Prime = 0x165667919e3779f9
 )

@@ -75,7 +75,7 @@ func (bk *idBucket) put(j int, t uint8, v uint32) {
 // bytes' zero tests with two shifts. slotOf names a member; the order of
 // the bits is not the slots' (slot 8 is bit 1).
 func (bk *idBucket) match(t uint8) uint64 {
-	p := 0x0101_0101_0101_0101 * uint64(t)
+	p := tagSpread * uint64(t)
 	return zeroBytes(bk.lo()^p)>>7 | zeroBytes(bk.hi()^p)&hiBytes>>6
 }
 
@@ -83,7 +83,7 @@ func (bk *idBucket) match(t uint8) uint64 {
 // lowZeroByte is exact for whether a word has a 0 byte. Above its four
 // tags, hi's word is 0, so t's bytes (not 0) there.
 func (bk *idBucket) has(t uint8) bool {
-	p := 0x0101_0101_0101_0101 * uint64(t)
+	p := tagSpread * uint64(t)
 	return lowZeroByte(bk.lo()^p)|lowZeroByte(bk.hi()^p) != 0
 }
 
@@ -91,12 +91,16 @@ func (bk *idBucket) has(t uint8) bool {
 // idBucketSlots when none is: lowZeroByte's lowest byte is exact, and
 // above hi's four tags t's bytes are not 0.
 func (bk *idBucket) firstOf(t uint8) int {
-	p := 0x0101_0101_0101_0101 * uint64(t)
+	p := tagSpread * uint64(t)
 	if lo := lowZeroByte(bk.lo() ^ p); lo != 0 {
 		return bits.TrailingZeros64(lo) >> 3
 	}
 	return 8 + bits.TrailingZeros64(lowZeroByte(bk.hi()^p))>>3
 }
+
+// tagSpread times a tag puts it in every byte of a word: a bucket's tag
+// bytes are compared with it all at once (here and in prepare_amd64.s).
+const tagSpread = 0x0101_0101_0101_0101
 
 // slotOf is the slot of the lowest bit of a set that match returned (not
 // empty).
@@ -120,7 +124,7 @@ func (bk *idBucket) firstFree() int {
 // zeroBytes, which is exact for every byte. Subtracting 1 from each byte
 // borrows first at the lowest 0 byte; a byte above it may be set too.
 func lowZeroByte(x uint64) uint64 {
-	return (x - 0x0101_0101_0101_0101) &^ x & 0x8080_8080_8080_8080
+	return (x - tagSpread) &^ x & 0x8080_8080_8080_8080
 }
 
 // hiBytes: the top bits of the four bytes that hi's tags fill.

@@ -5,6 +5,7 @@ package worker
 import (
 	"unsafe"
 
+	"github.com/flashindexer/flashindexer/internal/chain"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -32,6 +33,16 @@ func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendi
 //
 //go:noescape
 func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
+
+// The chain's XXH3 constants, and freshLoop's step of a node's position
+// and parent (one each, as halves of a word), for the assembly
+// (go_asm.h).
+const (
+	chainFlip1    = chain.Flip1
+	chainFlip2    = chain.Flip2
+	chainPrime    = chain.Prime
+	posParentStep = 1<<32 | 1
+)
 
 // idBucketShift: a bucket is 1<<idBucketShift bytes, as the assembly
 // steps.

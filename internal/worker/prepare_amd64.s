@@ -82,9 +82,9 @@ TEXT ·prepKeysAsm(SB), NOSPLIT|NOFRAME, $0-137
 	MOVQ keys_base+0(FP), R12
 	ADDQ R10, R12
 	NEGQ R10
-	MOVQ $0xaf56bc3b09964d01, BX
-	MOVQ $0x6782737bea423ef2, SI
-	MOVQ $0x165667919e3779f9, R15
+	MOVQ $const_chainFlip2, BX
+	MOVQ $const_chainFlip1, SI
+	MOVQ $const_chainPrime, R15
 	MOVQ base+120(FP), R13
 	MOVQ bmask+128(FP), R14
 	MOVQ prev+72(FP), R11
@@ -150,7 +150,7 @@ TEXT ·claimRun(SB), NOSPLIT|NOFRAME, $0-144
 	SHLQ $4, R10
 	SUBQ AX, R10
 	ORQ  $const_idClaim, R11
-	MOVQ $0x0101010101010101, R14
+	MOVQ $const_tagSpread, R14
 	XORL R15, R15
 	PXOR X3, X3
 	TESTQ R10, R10
@@ -301,7 +301,7 @@ TEXT ·freshLoop(SB), NOSPLIT|NOFRAME, $0-68
 	MOVL parent+64(FP), CX
 	SHLQ $32, CX
 	ORQ  CX, AX // pos | parent<<32
-	MOVQ $0x100000001, R14
+	MOVQ $const_posParentStep, R14
 	MOVQ $(const_freshSt<<32|const_freshKids), R15
 
 	// The first node, whose parent is the argument's.
