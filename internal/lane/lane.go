@@ -344,14 +344,9 @@ func (ln *lane) removeWorker(id uint64) {
 	}
 }
 
-// worker returns w's state, making it with a slot if w has none (fresh).
-func (ln *lane) worker(w Worker) (ws *worker.State, fresh bool, err error) {
-	return ln.workerOf(w, nil)
-}
-
-// workerOf is worker, a new worker taking a slot set aside by a Restore
-// while *budget > 0 (Set.intern).
-func (ln *lane) workerOf(w Worker, budget *int) (ws *worker.State, fresh bool, err error) {
+// worker returns w's state, making it with a slot if w has none (fresh):
+// one a Restore set aside while *budget > 0 (Set.intern; nil: none).
+func (ln *lane) worker(w Worker, budget *int) (ws *worker.State, fresh bool, err error) {
 	if ws = ln.workers[w]; ws != nil {
 		return ws, false, nil
 	}
@@ -390,7 +385,7 @@ func (ln *lane) reserveFor(ws *worker.State, sign int) {
 // Restore set aside (budget). The caller owns the lane.
 func (ln *lane) restoreWorker(sw snapshot.Worker, budget *int) error {
 	w := Worker{ID: sw.ID, DPRank: sw.Rank}
-	ws, fresh, err := ln.workerOf(w, budget)
+	ws, fresh, err := ln.worker(w, budget)
 	if err != nil {
 		return err
 	}

@@ -202,7 +202,7 @@ func (p *preds) find(pos uint32, seq uint64) (uint32, bool) {
 // the order of their calls, each at its call's time, as if at once.
 func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error {
 	ln.expire(now)
-	ws, _, err := ln.worker(w)
+	ws, _, err := ln.worker(w, nil)
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func (s *Set) AddWorker(w Worker) error {
 	ln := s.laneOf(w.ID)
 	var err error
 	if cerr := ln.callOpen(func() {
-		if _, _, err = ln.worker(w); err != nil {
+		if _, _, err = ln.worker(w, nil); err != nil {
 			ln.counters.reject(0, err)
 		}
 	}); cerr != nil {
