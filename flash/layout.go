@@ -15,40 +15,40 @@ import (
 // range, below it overflows uintptr).
 var (
 	// Blocks of a Stored event, as worker.Block.
-	_ = [1]int{}[unsafe.Sizeof(Block{}) - unsafe.Sizeof(worker.Block{})]
-	_ = [1]int{}[unsafe.Offsetof(Block{}.Local) - unsafe.Offsetof(worker.Block{}.Local)]
+	_ = [1]int{}[unsafe.Sizeof(Block{})-unsafe.Sizeof(worker.Block{})]
+	_ = [1]int{}[unsafe.Offsetof(Block{}.Local)-unsafe.Offsetof(worker.Block{}.Local)]
 
 	// Answers, as search.Hit.
-	_ = [1]int{}[unsafe.Sizeof(Match{}) - unsafe.Sizeof(search.Hit{})]
-	_ = [1]int{}[unsafe.Offsetof(Match{}.Worker) + unsafe.Offsetof(Worker{}.DPRank) - unsafe.Offsetof(search.Hit{}.Rank)]
-	_ = [1]int{}[unsafe.Offsetof(Match{}.Depth) - unsafe.Offsetof(search.Hit{}.Depth)]
-	_ = [1]int{}[unsafe.Offsetof(Match{}.Tokens) - unsafe.Offsetof(search.Hit{}.Tokens)]
-	_ = [1]int{}[unsafe.Offsetof(Match{}.Blocks) - unsafe.Offsetof(search.Hit{}.Blocks)]
-	_ = [1]int{}[unsafe.Offsetof(Match{}.Predicted) - unsafe.Offsetof(search.Hit{}.Predicted)]
+	_ = [1]int{}[unsafe.Sizeof(Match{})-unsafe.Sizeof(search.Hit{})]
+	_ = [1]int{}[unsafe.Offsetof(Match{}.Worker)+unsafe.Offsetof(Worker{}.DPRank)-unsafe.Offsetof(search.Hit{}.Rank)]
+	_ = [1]int{}[unsafe.Offsetof(Match{}.Depth)-unsafe.Offsetof(search.Hit{}.Depth)]
+	_ = [1]int{}[unsafe.Offsetof(Match{}.Tokens)-unsafe.Offsetof(search.Hit{}.Tokens)]
+	_ = [1]int{}[unsafe.Offsetof(Match{}.Blocks)-unsafe.Offsetof(search.Hit{}.Blocks)]
+	_ = [1]int{}[unsafe.Offsetof(Match{}.Predicted)-unsafe.Offsetof(search.Hit{}.Predicted)]
 
 	// Workers, as lane.Worker.
-	_ = [1]int{}[unsafe.Sizeof(Worker{}) - unsafe.Sizeof(lane.Worker{})]
-	_ = [1]int{}[unsafe.Offsetof(Worker{}.DPRank) - unsafe.Offsetof(lane.Worker{}.DPRank)]
+	_ = [1]int{}[unsafe.Sizeof(Worker{})-unsafe.Sizeof(lane.Worker{})]
+	_ = [1]int{}[unsafe.Offsetof(Worker{}.DPRank)-unsafe.Offsetof(lane.Worker{}.DPRank)]
 
 	// Events, as lane.Event.
-	_ = [1]int{}[unsafe.Sizeof(Event{}) - unsafe.Sizeof(lane.Event{})]
-	_ = [1]int{}[unsafe.Sizeof(Event{}.Kind) - unsafe.Sizeof(lane.Event{}.Kind)]
-	_ = [1]int{}[unsafe.Offsetof(Event{}.Worker) - unsafe.Offsetof(lane.Event{}.Worker)]
-	_ = [1]int{}[unsafe.Offsetof(Event{}.ID) - unsafe.Offsetof(lane.Event{}.ID)]
-	_ = [1]int{}[unsafe.Offsetof(Event{}.Parent) - unsafe.Offsetof(lane.Event{}.Parent)]
-	_ = [1]int{}[unsafe.Offsetof(Event{}.HasParent) - unsafe.Offsetof(lane.Event{}.HasParent)]
-	_ = [1]int{}[unsafe.Offsetof(Event{}.Blocks) - unsafe.Offsetof(lane.Event{}.Blocks)]
-	_ = [1]int{}[unsafe.Offsetof(Event{}.Hashes) - unsafe.Offsetof(lane.Event{}.Hashes)]
+	_ = [1]int{}[unsafe.Sizeof(Event{})-unsafe.Sizeof(lane.Event{})]
+	_ = [1]int{}[unsafe.Sizeof(Event{}.Kind)-unsafe.Sizeof(lane.Event{}.Kind)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.Worker)-unsafe.Offsetof(lane.Event{}.Worker)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.ID)-unsafe.Offsetof(lane.Event{}.ID)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.Parent)-unsafe.Offsetof(lane.Event{}.Parent)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.HasParent)-unsafe.Offsetof(lane.Event{}.HasParent)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.Blocks)-unsafe.Offsetof(lane.Event{}.Blocks)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.Hashes)-unsafe.Offsetof(lane.Event{}.Hashes)]
 
 	// Event kinds, as lane's.
-	_ = [1]int{}[uint8(KindStored) - uint8(lane.Stored)]
-	_ = [1]int{}[uint8(KindRemoved) - uint8(lane.Removed)]
-	_ = [1]int{}[uint8(KindCleared) - uint8(lane.Cleared)]
+	_ = [1]int{}[uint8(KindStored)-uint8(lane.Stored)]
+	_ = [1]int{}[uint8(KindRemoved)-uint8(lane.Removed)]
+	_ = [1]int{}[uint8(KindCleared)-uint8(lane.Cleared)]
 
 	// Stats, as lane.Counts: one word a counter, in the counters' order
 	// (the first and the last, and the size; TestStats_Counters checks
 	// that every field is a uint64 word).
-	_ = [1]int{}[unsafe.Sizeof(Stats{}) - unsafe.Sizeof(lane.Counts{})]
-	_ = [1]int{}[unsafe.Offsetof(Stats{}.EventsApplied)/8 - uintptr(lane.EventsApplied)]
-	_ = [1]int{}[unsafe.Offsetof(Stats{}.QueryMatchedBlocks)/8 - uintptr(lane.QueryMatchedBlocks)]
+	_ = [1]int{}[unsafe.Sizeof(Stats{})-unsafe.Sizeof(lane.Counts{})]
+	_ = [1]int{}[unsafe.Offsetof(Stats{}.EventsApplied)/8-uintptr(lane.EventsApplied)]
+	_ = [1]int{}[unsafe.Offsetof(Stats{}.QueryMatchedBlocks)/8-uintptr(lane.QueryMatchedBlocks)]
 )
