@@ -35,9 +35,10 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 		return
 	}
 	dst.calls++
-	var t0 int64
-	if dst.calls%LatencySampleEvery == 1 {
-		t0 = nanotime()
+	timed := dst.calls%LatencySampleEvery == 1
+	var t0 time.Time
+	if timed {
+		t0 = time.Now()
 	}
 	need := jump.Scratch(ix.search.Words, ix.jump)
 	if cap(dst.sets) < need {
@@ -51,8 +52,8 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	f.Start(&ix.search, view[uint64](q.Locals), view[uint64](seqs), computed, view[search.Hit](dst.Matches))
 	dst.probes = f.Run(dst.sets[:need], &dst.pred)
 	dst.Matches = view[Match](f.Hits())
-	if t0 != 0 {
-		ix.latency.observe(time.Duration(nanotime() - t0))
+	if timed {
+		ix.latency.observe(time.Since(t0))
 	}
 	switch deepest := f.Deepest(); {
 	case n >= search.BigBlocks:
@@ -62,15 +63,9 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	}
 }
 
-// nanotime is the monotonic clock in nanoseconds, never 0.
-func nanotime() int64 { return int64(time.Since(clockBase)) + 1 }
-
-// clockBase anchors nanotime.
-var clockBase = time.Now()
-
 // view reinterprets s as a slice of U, length and capacity kept: for types
 // of one layout (Block and worker.Block, Match and search.Hit, the hash
-// types and uint64), which TestLayout checks.
+// types and uint64), which layout.go checks as it compiles.
 func view[U, T any](s []T) []U {
 	return unsafe.Slice((*U)(unsafe.Pointer(unsafe.SliceData(s))), cap(s))[:len(s)]
 }
