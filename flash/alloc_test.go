@@ -10,8 +10,8 @@ import (
 
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 	"github.com/flashindexer/flashindexer/internal/allocs"
-	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
 func TestFlash_FindMatchesZeroAllocs(t *testing.T) {

@@ -118,7 +118,7 @@
 //     are in slots 0 to 62.
 //   - The search (package jump, specialized in internal/search): jump search
 //     with binary search inside a failed jump, over a prober that reads the
-//     shared index and names each slot's worker (internal/slots).
+//     shared index and names each slot's worker (internal/slotdir).
 //
 // # Invariants
 //

@@ -1,8 +1,8 @@
 package flash
 
 import (
-	"github.com/flashindexer/flashindexer/internal/lane"
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/lane"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
 // Errors returned by Apply (in synchronous mode, or for admission checks) and

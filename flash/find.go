@@ -4,7 +4,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/search"
+	"github.com/flashindexer/flashindexer/flash/internal/search"
 	"github.com/flashindexer/flashindexer/jump"
 )
 

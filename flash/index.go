@@ -4,7 +4,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/lane"
+	"github.com/flashindexer/flashindexer/flash/internal/lane"
 )
 
 // Index is what every backend implements: the Flash indexer, the reference

@@ -10,10 +10,10 @@ import (
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
-	"github.com/flashindexer/flashindexer/internal/entry"
-	"github.com/flashindexer/flashindexer/internal/lane"
-	"github.com/flashindexer/flashindexer/internal/search"
-	"github.com/flashindexer/flashindexer/internal/slots"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/lane"
+	"github.com/flashindexer/flashindexer/flash/internal/search"
+	"github.com/flashindexer/flashindexer/flash/internal/slotdir"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -77,7 +77,7 @@ func New(opts ...Option) *Indexer {
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
-		Sets: &ix.sets, Tabs: tables(), Preds: tables(), Planes: planes, Slots: slots.New(s.cfg.MaxWorkers),
+		Sets: &ix.sets, Tabs: tables(), Preds: tables(), Planes: planes, Slots: slotdir.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {

@@ -3,9 +3,9 @@ package flash
 import (
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/lane"
-	"github.com/flashindexer/flashindexer/internal/search"
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/lane"
+	"github.com/flashindexer/flashindexer/flash/internal/search"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
 // The API's types pass to and from the internal packages in place, through

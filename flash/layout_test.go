@@ -5,9 +5,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/entry"
-	"github.com/flashindexer/flashindexer/internal/lane"
-	"github.com/flashindexer/flashindexer/internal/search"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/lane"
+	"github.com/flashindexer/flashindexer/flash/internal/search"
 )
 
 // The layouts the index's API and its cache lines rest on (the workers'

@@ -3,7 +3,7 @@ package flash
 import (
 	"slices"
 
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
 // Memory is what an index's parts hold, in bytes of capacity (what they

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/flashindexer/flashindexer/internal/search"
+	"github.com/flashindexer/flashindexer/flash/internal/search"
 )
 
 // Query is a request's prompt as block hashes from position 0.

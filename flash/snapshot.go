@@ -3,8 +3,8 @@ package flash
 import (
 	"io"
 
-	"github.com/flashindexer/flashindexer/internal/lane"
-	"github.com/flashindexer/flashindexer/internal/snapshot"
+	"github.com/flashindexer/flashindexer/flash/internal/lane"
+	"github.com/flashindexer/flashindexer/flash/internal/snapshot"
 )
 
 // ErrSnapshot: a snapshot that is truncated, corrupted, of another version,

@@ -67,7 +67,7 @@ func Bound(depth, groups, J int) int {
 // holding a pointer to its caller's stack moves that to the heap. The flash
 // index measured +14% per query at depth 16 and 16 workers through this
 // function, so it runs a copy specialized to its prober instead, generated
-// from this file by internal/specialize (calls direct, its state on the
+// from this file by flash/internal/specialize (calls direct, its state on the
 // stack); a test fails when the copy falls behind this file. (A resumable
 // search driven by a loop in the caller measured +26%.)
 func Search[P Prober](p P, n, J, bw int, sets []uint64) int {

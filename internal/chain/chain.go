@@ -28,7 +28,7 @@ func Chain(prev, local uint64) uint64 {
 // (secret[24:32] ^ secret[32:40]) + Seed and (secret[40:48] ^
 // secret[48:56]) - Seed, of its default secret; Prime is the multiplier
 // of its avalanche. Exported for the assembly that chains (go_asm.h of
-// internal/worker).
+// flash/internal/worker).
 const (
 	Flip1 = 0x6782737bea423ef2
 	Flip2 = 0xaf56bc3b09964d01

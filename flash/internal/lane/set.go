@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/flashindexer/flashindexer/affinity"
-	"github.com/flashindexer/flashindexer/internal/entry"
-	"github.com/flashindexer/flashindexer/internal/slots"
-	"github.com/flashindexer/flashindexer/internal/snapshot"
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/slotdir"
+	"github.com/flashindexer/flashindexer/flash/internal/snapshot"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -32,7 +32,7 @@ type Options struct {
 	Planes       int
 	MaxPredicted int // per worker
 	Clock        func() time.Duration
-	Slots        *slots.Table
+	Slots        *slotdir.Table
 	K0, K1       uint64 // keys of the private maps' hash
 
 	OnReject func(ev *Event, err error)

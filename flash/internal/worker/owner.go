@@ -3,7 +3,7 @@ package worker
 import (
 	"errors"
 
-	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
 // Counter names one counter: its index is its field's position in

@@ -1,4 +1,4 @@
-// Package slots is the worker-slot directory: which worker holds each slot
+// Package slotdir is the worker-slot directory: which worker holds each slot
 // (a worker's bit in the shared entries), read lock-free by queries while
 // writers give slots out and take them back.
 //
@@ -13,7 +13,7 @@
 //     before the identity and live last; Owned reports a worker only if it
 //     took its slot before a given epoch and still holds it, reading its
 //     identity between two equal loads of since.
-package slots
+package slotdir
 
 import (
 	"sync/atomic"

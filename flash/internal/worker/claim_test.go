@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 

@@ -4,10 +4,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flashindexer/flashindexer/internal/entry"
-	"github.com/flashindexer/flashindexer/internal/ring"
-	"github.com/flashindexer/flashindexer/internal/snapshot"
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/ring"
+	"github.com/flashindexer/flashindexer/flash/internal/snapshot"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
 // lane is one writer: the private state of the workers it owns, its arena

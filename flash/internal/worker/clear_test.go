@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 

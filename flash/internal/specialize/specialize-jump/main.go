@@ -1,6 +1,6 @@
 // Command cmd writes a specialized copy of package jump's search:
 //
-//	go run ./internal/specialize/cmd -in jump/jump.go -out internal/search/search_gen.go -pkg search -type '*Finder' -prefix jump
+//	go run ./flash/internal/specialize/specialize-jump -in jump/jump.go -out flash/internal/search/search_gen.go -pkg search -type '*Finder' -prefix jump
 package main
 
 import (
@@ -8,7 +8,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/flashindexer/flashindexer/internal/specialize"
+	"github.com/flashindexer/flashindexer/flash/internal/specialize"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/internal/snapshot"
+	"github.com/flashindexer/flashindexer/flash/internal/snapshot"
 )
 
 // Dump lists ws's nodes, parents first, with their engine ids.

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/slotdir"
 	"github.com/flashindexer/flashindexer/internal/chain"
-	"github.com/flashindexer/flashindexer/internal/entry"
-	"github.com/flashindexer/flashindexer/internal/slots"
 	"github.com/flashindexer/flashindexer/jump"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
@@ -42,7 +42,7 @@ type Index struct {
 	// slots of plane k%Planes (64 slots a plane, one word a set).
 	Tabs      []*shardmap.Map
 	Planes    int
-	Slots     *slots.Table
+	Slots     *slotdir.Table
 	Jump      int // distance between checkpoints
 	Words     int // words per worker set (1 with planes)
 	BlockSize int
@@ -381,7 +381,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 
 // emitCareful is Emit's loop once a slot changed hands during the search:
 // a slot's worker is reported only when it took the slot before the search
-// began and still holds it (slots.Table.Owned), so it held the slot at
+// began and still holds it (slotdir.Table.Owned), so it held the slot at
 // every probe that saw the bit; a slot that changed hands is left out. It
 // fills ms from n and returns the new length. It is a loop of its own, not
 // a branch in Emit's: the branch cost every query that matches many

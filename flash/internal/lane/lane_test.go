@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/flashindexer/flashindexer/arena"
-	"github.com/flashindexer/flashindexer/internal/entry"
-	"github.com/flashindexer/flashindexer/internal/slots"
-	"github.com/flashindexer/flashindexer/internal/worker"
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/flash/internal/slotdir"
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -91,7 +91,7 @@ func newSyncSet(lanes, workers int, onReject func(*Event, error)) *Set {
 	sets := &entry.Sets{Arena: arena.New(1), Inline: true}
 	return New(Options{
 		Lanes: lanes, Sync: true, MaxDepth: 64, MaxBatch: 8, Sets: sets,
-		Tabs: []*shardmap.Map{shardmap.New()}, Preds: []*shardmap.Map{shardmap.New()}, Slots: slots.New(workers), OnReject: onReject,
+		Tabs: []*shardmap.Map{shardmap.New()}, Preds: []*shardmap.Map{shardmap.New()}, Slots: slotdir.New(workers), OnReject: onReject,
 		MaxPredicted: 16, Clock: Monotonic,
 	})
 }

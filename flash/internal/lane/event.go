@@ -6,8 +6,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 	"github.com/flashindexer/flashindexer/internal/order"
-	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
 // Worker is flash.Worker.

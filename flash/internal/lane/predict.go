@@ -5,8 +5,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/flashindexer/flashindexer/flash/internal/worker"
 	"github.com/flashindexer/flashindexer/internal/chain"
-	"github.com/flashindexer/flashindexer/internal/worker"
 )
 
 // pnode is one predicted block of a worker. Links are node indexes + 1 (0:
