@@ -90,7 +90,7 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 // BenchmarkInsert fills one position from empty: with a shard's lock per
-// insert (shardmap), as one writer does (exclusive: ExclusiveOr, one
+// insert (shardmap), as one writer does (a sole writer's Or, one
 // shard), and so into tables made for every key (presized), against the
 // built-in map (gomap). The difference between exclusive and presized is
 // what growing the table costs a key.
@@ -118,7 +118,7 @@ func BenchmarkInsert(b *testing.B) {
 				for b.Loop() {
 					m := shardmap.New(opts...)
 					for i, k := range keys {
-						m.ExclusiveOr(0, k, uint64(i+1))
+						shardmap.SoleOr(m, 0, k, uint64(i+1))
 					}
 				}
 				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "inserts/s")

@@ -1,15 +1,37 @@
-// Package shardmap maps (position, key) to a uint64 value: per block
-// position, an open-addressed hash table split into shards. The flash index
-// maps (position, sequence hash) to an entry's arena Handle.
+// Package shardmap maps (position, key) to a uint64 value: per position, an
+// open-addressed hash table split into shards. The flash index maps
+// (position, sequence hash) to the set of workers that hold that content:
+// the value is the set itself, one bit a worker (a table for each plane of
+// 64 workers), or, in the form for wider sets, the set while its workers
+// are below 63 and past that an arena handle tagged in its top bit.
 //
-// Contract: Get may be called by any number of goroutines at any time, while
-// writers run: it takes no lock, never blocks and allocates nothing. Peek is
-// Get without its check against reused tables: a caller of Peek reads Epoch
+// A value of 0 means absent: writing 0 deletes the key.
+//
+// # Readers
+//
+// Get may be called by any number of goroutines at any time, while writers
+// run: it takes no lock, never blocks and allocates nothing. Peek is Get
+// without its check against reused tables: a caller of Peek reads Epoch
 // before its first Peek and after its last, and MUST discard what it read
-// when Epoch moved. Writers
-// change a key only between Lock and Unlock of its shard (Locked); writers of
-// different shards never wait for each other. A value of 0 means absent:
-// Put(0) deletes. A caller must not hold two shard locks at once.
+// when Epoch moved. Range walks every key, for tests and tools.
+//
+// # Writers
+//
+// A map has writers of one kind:
+//
+//   - Shared writers: Put, Or and Delete, and the Writers of Map.Writer.
+//     Each write locks its key's shard (of 2^b per position,
+//     WithShardBits), so writers of different shards never wait for each
+//     other.
+//   - A sole writer: the Writer of Map.SoleWriter, when one goroutine
+//     alone writes the map (the caller guarantees it; readers may run). It
+//     takes no lock: one probe finds a key's slot or the empty slot a new
+//     key goes in, and an insert into a table with room is two stores.
+//
+// A Writer is what a write path uses: keys named with their slot hash once
+// (Writer.Key), Or with an unless mask, GetOrPut, Update of a value under
+// its shard, OrRun over the keys of consecutive positions in one call, and
+// prefetches of the tables and buckets it is about to write.
 //
 // # Design
 //
@@ -26,10 +48,13 @@
 // low bits of the keyed hash. Key 0 lives in a field of its own, since 0
 // marks an empty slot.
 //
-// Slot placement uses hash(key) = hi^lo of (key ⊕ k0) × k1 with k0, k1 drawn
-// once per process from crypto/rand: local hashes come from user prompts, and
-// an attacker who could choose keys colliding in the low bits of an unkeyed
-// table could make every probe walk a long cluster.
+// Slot placement uses a keyed hash (internal/keyhash): the 128-bit product
+// of key ⊕ k0 and the key with its halves swapped ⊕ k1, its halves XORed
+// and the upper 32 bits folded into the lower; k0 and k1 (odd) are drawn
+// once per process from crypto/rand. The low bits pick the bucket, the top
+// three the shard. Keys come from user prompts, and an attacker who could
+// choose keys colliding in the low bits of an unkeyed table could make
+// every probe walk a long cluster.
 //
 // # Lock-free reads
 //

@@ -3,6 +3,8 @@ package shardmap
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 )
 
 // Degenerate makes every key hash alike: one shard, one probe cluster.
@@ -39,7 +41,7 @@ func PrefetchAddrs(m *Map, pos int, key uint64) (table, bucket, wantTable, wantB
 	if t := m.hotTable(pos, m.hash(key)); t != nil {
 		table = uintptr(unsafe.Pointer(t))
 	}
-	bucket = m.BucketAddr(pos, m.Key(key))
+	bucket = BucketAddr(m, pos, m.SoleWriter().Key(key))
 	d := m.dir.Load()
 	if pos >= len(d.levels) {
 		return
@@ -102,9 +104,41 @@ func CheckBuckets(m *Map) error {
 	return nil
 }
 
-// BucketAddrsGo is BucketAddrs by bucketRunGo (BucketAddrs' loop is
-// assembly on amd64): the run's first n keys, n as BucketAddrs has it.
-func BucketAddrsGo(m *Map, pos int, keys []Key, addrs []uintptr) {
+// WithCapacity presizes every new table for n keys.
+var WithCapacity = withCapacity
+
+// ReserveWords is the words of table memory Reserve sets aside per key.
+const ReserveWords = reserveWords
+
+// SolePut is a sole writer's Update of key at pos to val.
+func SolePut(m *Map, pos int, key, val uint64) {
+	w := m.SoleWriter()
+	w.Update(pos, w.Key(key), func(uint64) uint64 { return val })
+}
+
+// SoleOr is a sole writer's Or of mask into key at pos.
+func SoleOr(m *Map, pos int, key, mask uint64) uint64 {
+	w := m.SoleWriter()
+	return w.Or(pos, w.Key(key), mask, 0)
+}
+
+// BucketAddrs is bucketAddrs: the address of the bucket where each of
+// keys (keys[i] at pos+i) is probed first, what Writer.PrefetchBuckets asks
+// for (0: none).
+func BucketAddrs(m *Map, pos int, keys []keyhash.Key, addrs []uintptr) {
+	m.bucketAddrs(pos, keys, addrs)
+}
+
+// BucketAddr is BucketAddrs of one key.
+func BucketAddr(m *Map, pos int, k keyhash.Key) uintptr {
+	var a [1]uintptr
+	m.bucketAddrs(pos, []keyhash.Key{k}, a[:])
+	return a[0]
+}
+
+// BucketAddrsGo is BucketAddrs by bucketRunGo (its loop is assembly on
+// amd64): the run's first n keys, n as BucketAddrs has it.
+func BucketAddrsGo(m *Map, pos int, keys []keyhash.Key, addrs []uintptr) {
 	n := hotRun(pos, len(keys))
 	bucketRunGo(m.hotFrom(pos), m.shardMask, keys[:n], addrs[:n])
 }

@@ -2,15 +2,19 @@
 
 package shardmap
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/internal/keyhash"
+)
 
 // orRun is orRunGo where there is no assembly for it, and under the race
 // detector, which sees its stores only through sync/atomic (order.Publish).
-func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool) {
+func orRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) (int, bool) {
 	return orRunGo(hot, smask, keys, mask)
 }
 
 // bucketRun is bucketRunGo where there is no assembly for it.
-func bucketRun(hot unsafe.Pointer, smask uint64, keys []Key, addrs []uintptr) {
+func bucketRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr) {
 	bucketRunGo(hot, smask, keys, addrs)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/internal/order"
 )
 
@@ -50,20 +51,20 @@ func TestOrRun_IsGo(t *testing.T) {
 		for pos := range 1030 {
 			if pos%9 != 4 {
 				for k := range uint64(1 + r.IntN(30)) {
-					m.ExclusiveOr(pos, k+1, 1<<r.IntN(3))
+					SoleOr(m, pos, k+1, 1<<r.IntN(3))
 				}
 			}
 		}
 		stops, helds := 0, 0
 		for step := range 20000 {
 			pos := []int{0, 1, 4, 5, 1000, 1020}[r.IntN(6)]
-			keys := make([]Key, r.IntN(40))
+			keys := make([]keyhash.Key, r.IntN(40))
 			for i := range keys {
 				k := uint64(1 + r.IntN(60))
 				if r.IntN(60) == 0 {
 					k = 0
 				}
-				keys[i] = m.Key(k)
+				keys[i] = m.SoleWriter().Key(k)
 			}
 			mask := uint64(1) << r.IntN(4)
 			n := max(min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos), 0)
@@ -91,11 +92,9 @@ func TestOrRun_IsGo(t *testing.T) {
 			}
 			// What the general path does past where both stopped: the
 			// tables grow, the missing ones are made, and some keys leave.
-			m.ExclusiveOrRun(pos, keys, mask)
+			m.SoleWriter().OrRun(pos, keys, mask)
 			for range r.IntN(3) {
-				l := m.Exclusive(pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)))
-				l.Put(0)
-				l.Unlock()
+				SolePut(m, pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)), 0)
 			}
 		}
 		if stops < 1000 || helds < 500 {

@@ -2,6 +2,7 @@ package shardmap_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flashindexer/flashindexer/internal/allocs"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -19,9 +21,7 @@ type pk struct {
 }
 
 func put(m *shardmap.Map, pos int, key, val uint64) {
-	l := m.Lock(pos, key)
-	l.Put(val)
-	l.Unlock()
+	m.Put(pos, key, val)
 }
 
 // runModel applies next-driven ops to a map and to a plain Go map and
@@ -41,12 +41,11 @@ func runModel(t testing.TB, m *shardmap.Map, next func(int) int, steps int) {
 		if next(3) != 0 {
 			val = uint64(next(1000) + 1)
 		}
-		l := m.Lock(pos, key)
-		if got, want := l.Get(), ref[pk{pos, key}]; got != want {
-			t.Fatalf("step %d: locked Get(%d,%x) = %d, want %d", step, pos, key, got, want)
+		w := m.Writer()
+		got := w.Update(pos, w.Key(key), func(uint64) uint64 { return val })
+		if want := ref[pk{pos, key}]; got != want {
+			t.Fatalf("step %d: Update(%d,%x) found %d, want %d", step, pos, key, got, want)
 		}
-		l.Put(val)
-		l.Unlock()
 		if val == 0 {
 			delete(ref, pk{pos, key})
 		} else {
@@ -654,27 +653,27 @@ func TestMap_ReplacedTablesFreed(t *testing.T) {
 // before and after a rebuild, lookups answer as before.
 func TestPrefetch_ChangesNothing(t *testing.T) {
 	m := shardmap.New()
-	run := make([]shardmap.Key, 40)
+	run := make([]keyhash.Key, 40)
 	for i := range run {
-		run[i] = m.Key(uint64(i % 7))
+		run[i] = m.SoleWriter().Key(uint64(i % 7))
 	}
 	runs := func() {
 		for _, pos := range []int{0, 1, 990, 1000, 1023, 1024, 1031} {
-			m.PrefetchBuckets(pos, run)
-			m.PrefetchBuckets(pos, run[:1])
-			m.PrefetchBuckets(pos, nil)
+			m.SoleWriter().PrefetchBuckets(pos, run)
+			m.SoleWriter().PrefetchBuckets(pos, run[:1])
+			m.SoleWriter().PrefetchBuckets(pos, nil)
 		}
 	}
 	for _, pos := range []int{0, 1, 1023, 1024, 1031} { // either side of the inline positions
-		m.PrefetchTable(pos, m.Key(0))
-		m.PrefetchBucket(pos, m.Key(0))
-		m.PrefetchTable(pos, m.Key(42))
-		m.PrefetchBucket(pos, m.Key(42))
+		m.SoleWriter().PrefetchTable(pos, m.SoleWriter().Key(0))
+		m.SoleWriter().PrefetchBuckets(pos, []keyhash.Key{m.SoleWriter().Key(0)})
+		m.SoleWriter().PrefetchTable(pos, m.SoleWriter().Key(42))
+		m.SoleWriter().PrefetchBuckets(pos, []keyhash.Key{m.SoleWriter().Key(42)})
 	}
 	runs()
 	for k := uint64(1); k <= 100; k++ {
-		m.PrefetchTable(int(k%3), m.Key(k))
-		m.PrefetchBucket(int(k%3), m.Key(k))
+		m.SoleWriter().PrefetchTable(int(k%3), m.SoleWriter().Key(k))
+		m.SoleWriter().PrefetchBuckets(int(k%3), []keyhash.Key{m.SoleWriter().Key(k)})
 		put(m, int(k%3), k, k*7)
 		if k%10 != 3 { // tables at 1000 to 1029 but 1003, 1013 and 1023
 			put(m, 1000+int(k%30), k, k*7)
@@ -682,8 +681,8 @@ func TestPrefetch_ChangesNothing(t *testing.T) {
 	}
 	runs()
 	for k := uint64(1); k <= 100; k++ {
-		m.PrefetchTable(int(k%3), m.Key(k))
-		m.PrefetchBucket(int(k%3), m.Key(k))
+		m.SoleWriter().PrefetchTable(int(k%3), m.SoleWriter().Key(k))
+		m.SoleWriter().PrefetchBuckets(int(k%3), []keyhash.Key{m.SoleWriter().Key(k)})
 		if got := m.Get(1000+int(k%30), k); got != k*7 && k%10 != 3 {
 			t.Fatalf("Get(%d, %d) = %d, want %d", 1000+k%30, k, got, k*7)
 		}
@@ -726,19 +725,16 @@ func TestPrefetch_Addresses(t *testing.T) {
 
 // Past the inline positions memory follows the keys: emptied tables are
 // dropped and trailing empty levels released, and the map works as before
-// at every position it released, with Lock and with Exclusive.
+// at every position it released, with a shared writer and a sole one.
 func TestMap_DeepLevelsReleased(t *testing.T) {
 	for _, excl := range []bool{false, true} {
 		m := shardmap.New()
 		set := func(pos int, key, val uint64) {
-			var l shardmap.Locked
+			w := m.Writer()
 			if excl {
-				l = m.Exclusive(pos, key)
-			} else {
-				l = m.Lock(pos, key)
+				w = m.SoleWriter()
 			}
-			l.Put(val)
-			l.Unlock()
+			w.Update(pos, w.Key(key), func(uint64) uint64 { return val })
 		}
 		deep := 20000
 		if testing.Short() {
@@ -834,30 +830,49 @@ func TestMap_ConcurrentDeepRelease(t *testing.T) {
 	}
 }
 
-// ExclusiveOr against a Go map: ORs into present, absent, deleted and zero
-// keys, at hot and deep positions, mixed with Put deletes and growth; it
-// returns the value before and leaves the value ORed.
-func TestMap_ExclusiveOr(t *testing.T) {
-	r := rand.New(rand.NewPCG(31, 32))
-	m := shardmap.New(shardmap.WithShardBits(0))
-	ref := map[pk]uint64{}
-	positions := []int{0, 1, 1023, 1024, 1500}
-	for step := 0; step < 60000; step++ {
-		k := pk{positions[r.IntN(len(positions))], uint64(r.IntN(3000))}
-		if r.IntN(5) == 0 {
-			l := m.Exclusive(k.pos, k.key)
-			l.Put(0)
-			l.Unlock()
-			delete(ref, k)
-			continue
-		}
-		mask := uint64(1) << r.IntN(64)
-		if got, want := m.ExclusiveOr(k.pos, k.key, mask), ref[k]; got != want {
-			t.Fatalf("step %d: ExclusiveOr(%d, %d) = %x, want %x", step, k.pos, k.key, got, want)
-		}
-		ref[k] |= mask
-		if step%1000 == 0 {
-			checkRef(t, m, ref, step)
+// writers are a map's two kinds of writer, for tests that run each.
+func writers(m *shardmap.Map) map[string]shardmap.Writer {
+	return map[string]shardmap.Writer{"sole": m.SoleWriter(), "shared": m.Writer()}
+}
+
+// Writer.Or against a Go map: ORs into present, absent, deleted and zero
+// keys, at hot and deep positions, mixed with deletes and growth, some
+// unless a bit is held; it returns the value before and leaves the value
+// ORed (or as it was, when it held a bit of unless). Map.Or is a shared
+// writer's Or.
+func TestWriter_Or(t *testing.T) {
+	for _, kind := range []string{"sole", "shared", "map"} {
+		r := rand.New(rand.NewPCG(31, 32))
+		m := shardmap.New(shardmap.WithShardBits(0))
+		w := writers(m)[kind]
+		ref := map[pk]uint64{}
+		positions := []int{0, 1, 1023, 1024, 1500}
+		for step := 0; step < 60000; step++ {
+			k := pk{positions[r.IntN(len(positions))], uint64(r.IntN(3000))}
+			if r.IntN(5) == 0 {
+				m.Delete(k.pos, k.key)
+				delete(ref, k)
+				continue
+			}
+			mask, unless := uint64(1)<<r.IntN(64), uint64(0)
+			if kind != "map" && r.IntN(3) == 0 {
+				unless = uint64(1) << r.IntN(64)
+			}
+			var got uint64
+			if kind == "map" {
+				got = m.Or(k.pos, k.key, mask)
+			} else {
+				got = w.Or(k.pos, w.Key(k.key), mask, unless)
+			}
+			if want := ref[k]; got != want {
+				t.Fatalf("%s: step %d: Or(%d, %d, %x, %x) = %x, want %x", kind, step, k.pos, k.key, mask, unless, got, want)
+			}
+			if ref[k]&unless == 0 {
+				ref[k] |= mask
+			}
+			if step%1000 == 0 {
+				checkRef(t, m, ref, step)
+			}
 		}
 	}
 }
@@ -879,18 +894,23 @@ func checkRef(t *testing.T, m *shardmap.Map, ref map[pk]uint64, step int) {
 	}
 }
 
-// ExclusiveOrRun sets a mask in each key of a run, at consecutive
-// positions, up to the first key that has a bit of it, as ExclusiveOr one
-// key at a time would: runs that cross the inline positions, that fill
+// Writer.OrRun sets a mask in each key of a run, at consecutive
+// positions, up to the first key that has a bit of it, as Or one key at a
+// time would, for a sole writer and a shared one: runs that cross the inline positions, that fill
 // tables (which grow) or reach positions with no table yet (each taken
 // the general way, then the run resumes), that hold the key 0, and keys
 // deleted between runs.
-func TestMap_ExclusiveOrRun(t *testing.T) {
-	for _, bits := range []uint{0, 3} {
+func TestWriter_OrRun(t *testing.T) {
+	for _, c := range []struct {
+		bits uint
+		kind string
+	}{{0, "sole"}, {3, "sole"}, {3, "shared"}} {
+		bits := c.bits
 		r := rand.New(rand.NewPCG(33, uint64(bits)))
 		m := shardmap.New(shardmap.WithShardBits(bits))
+		w := writers(m)[c.kind]
 		ref := map[pk]uint64{}
-		var keys []shardmap.Key
+		var keys []keyhash.Key
 		for step := 0; step < 6000; step++ {
 			pos := []int{0, 1, 5, 1000, 1020, 1500}[r.IntN(6)]
 			n := r.IntN(80)
@@ -904,7 +924,7 @@ func TestMap_ExclusiveOrRun(t *testing.T) {
 				if r.IntN(3) == 0 && i > 0 {
 					key = keys[i-1].K // often the same sequence hash again
 				}
-				keys = append(keys, m.Key(key))
+				keys = append(keys, m.SoleWriter().Key(key))
 			}
 			want := n
 			for i, k := range keys {
@@ -913,17 +933,15 @@ func TestMap_ExclusiveOrRun(t *testing.T) {
 					break
 				}
 			}
-			if got := m.ExclusiveOrRun(pos, keys, mask); got != want {
-				t.Fatalf("step %d: ExclusiveOrRun at %d of %d keys = %d, want %d", step, pos, n, got, want)
+			if got := w.OrRun(pos, keys, mask); got != want {
+				t.Fatalf("%s: step %d: OrRun at %d of %d keys = %d, want %d", c.kind, step, pos, n, got, want)
 			}
 			for i := range want {
 				ref[pk{pos + i, keys[i].K}] |= mask
 			}
 			for range r.IntN(20) {
 				k := pk{pos + r.IntN(max(n, 1)), uint64(r.IntN(400))}
-				l := m.Exclusive(k.pos, k.key)
-				l.Put(0)
-				l.Unlock()
+				m.Delete(k.pos, k.key)
 				delete(ref, k)
 			}
 			if step%200 == 0 {
@@ -941,32 +959,32 @@ func TestMap_BucketAddrs(t *testing.T) {
 	for _, bits := range []uint{0, 3} {
 		r := rand.New(rand.NewPCG(35, uint64(bits)))
 		m := shardmap.New(shardmap.WithShardBits(bits))
-		kr := m.Keyer()
+		kr := m.SoleWriter().Keyer()
 		for pos := range 1100 {
 			if pos%7 != 3 { // every seventh position has no table
 				for k := range uint64(1 + r.IntN(40)) {
-					m.ExclusiveOr(pos, k+1, 1)
+					shardmap.SoleOr(m, pos, k+1, 1)
 				}
 			}
 		}
 		addrs := make([]uintptr, 90)
 		for step := range 2000 {
 			pos := []int{0, 1, 3, 990, 1000, 1023, 1024, 1050}[r.IntN(8)]
-			keys := make([]shardmap.Key, r.IntN(80))
+			keys := make([]keyhash.Key, r.IntN(80))
 			for i := range keys {
 				keys[i] = kr.Key(uint64(r.IntN(60)))
-				if keys[i] != m.Key(keys[i].K) {
-					t.Fatalf("Keyer().Key(%d) = %v, want %v", keys[i].K, keys[i], m.Key(keys[i].K))
+				if keys[i] != m.SoleWriter().Key(keys[i].K) {
+					t.Fatalf("Keyer().Key(%d) = %v, want %v", keys[i].K, keys[i], m.SoleWriter().Key(keys[i].K))
 				}
 			}
 			for i := range addrs {
 				addrs[i] = ^uintptr(0)
 			}
-			m.BucketAddrs(pos, keys, addrs)
+			shardmap.BucketAddrs(m, pos, keys, addrs)
 			goAddrs := make([]uintptr, len(keys))
 			shardmap.BucketAddrsGo(m, pos, keys, goAddrs)
 			for i, k := range keys {
-				if want := m.BucketAddr(pos+i, k); addrs[i] != want || goAddrs[i] != want {
+				if want := shardmap.BucketAddr(m, pos+i, k); addrs[i] != want || goAddrs[i] != want {
 					t.Fatalf("step %d: BucketAddrs(%d, …)[%d] = %#x (its Go loop %#x), want BucketAddr(%d, %d) = %#x", step, pos, i, addrs[i], goAddrs[i], pos+i, k.K, want)
 				}
 			}
@@ -977,29 +995,34 @@ func TestMap_BucketAddrs(t *testing.T) {
 	}
 }
 
-// ExclusiveGetOrPutKey against a Go map: it returns a present value and
-// calls nothing, or puts mk's value into an absent or deleted key (key 0
-// and positions past the inline ones included) and returns 0, calling mk
-// once.
-func TestMap_ExclusiveGetOrPut(t *testing.T) {
+// Writer.GetOrPut against a Go map: it returns a present value and calls
+// nothing, or puts mk's value into an absent or deleted key (key 0 and
+// positions past the inline ones included) and returns 0, calling mk once;
+// for a sole writer and a shared one.
+func TestWriter_GetOrPut(t *testing.T) {
+	for _, kind := range []string{"sole", "shared"} {
+		testGetOrPut(t, kind)
+	}
+}
+
+func testGetOrPut(t *testing.T, kind string) {
 	r := rand.New(rand.NewPCG(33, 34))
 	m := shardmap.New(shardmap.WithShardBits(0))
+	w := writers(m)[kind]
 	ref := map[pk]uint64{}
 	positions := []int{0, 1, 1023, 1024, 1500}
 	for step := 0; step < 60000; step++ {
 		k := pk{positions[r.IntN(len(positions))], uint64(r.IntN(3000))}
 		if r.IntN(4) == 0 {
-			l := m.Exclusive(k.pos, k.key)
-			l.Put(0)
-			l.Unlock()
+			m.Delete(k.pos, k.key)
 			delete(ref, k)
 			continue
 		}
 		v, calls := uint64(step)+1, 0
-		got := m.ExclusiveGetOrPutKey(k.pos, m.Key(k.key), func() uint64 { calls++; return v })
+		got := w.GetOrPut(k.pos, w.Key(k.key), func() uint64 { calls++; return v })
 		want, had := ref[k]
 		if got != want || calls != 1-b2i(had) {
-			t.Fatalf("step %d: ExclusiveGetOrPutKey(%d, %d) = %d with %d calls, want %d (held: %v)", step, k.pos, k.key, got, calls, want, had)
+			t.Fatalf("%s: step %d: GetOrPut(%d, %d) = %d with %d calls, want %d (held: %v)", kind, step, k.pos, k.key, got, calls, want, had)
 		}
 		if !had {
 			ref[k] = v
@@ -1027,7 +1050,7 @@ func b2i(b bool) int {
 // Readers running beside a single writer that ORs bits into keys (growing
 // the tables as it goes) see each key's value only gain bits, and every
 // value they see is one the writer wrote.
-func TestMap_ExclusiveOrConcurrentReaders(t *testing.T) {
+func TestWriter_SoleOrConcurrentReaders(t *testing.T) {
 	m := shardmap.New(shardmap.WithShardBits(0))
 	const keys, rounds = 2000, 8
 	var done atomic.Bool
@@ -1051,7 +1074,7 @@ func TestMap_ExclusiveOrConcurrentReaders(t *testing.T) {
 	}
 	for b := range rounds {
 		for k := range keys {
-			m.ExclusiveOr(k%3, uint64(k)+1, 1<<b)
+			shardmap.SoleOr(m, k%3, uint64(k)+1, 1<<b)
 		}
 	}
 	done.Store(true)
@@ -1081,7 +1104,7 @@ func TestLayout(t *testing.T) {
 			m.Reserve(reserve, 100)
 		}
 		for k := uint64(1); k <= 20000; k++ {
-			m.ExclusiveOr(int(k%50)*(1+int(k%3)), k, 1)
+			shardmap.SoleOr(m, int(k%50)*(1+int(k%3)), k, 1)
 		}
 		tables := 0
 		for pos := 0; pos < 150; pos++ {
@@ -1109,7 +1132,7 @@ func fillMallocs(mk func() *shardmap.Map, keys int, pos func(i int) int) (uint64
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for i := 1; i <= keys; i++ {
-			m.ExclusiveOr(pos(i), uint64(i)*0x9E3779B97F4A7C15, 1)
+			shardmap.SoleOr(m, pos(i), uint64(i)*0x9E3779B97F4A7C15, 1)
 		}
 		runtime.ReadMemStats(&after)
 		least = min(least, after.Mallocs-before.Mallocs)
@@ -1191,7 +1214,7 @@ func TestMap_ReserveAccounting(t *testing.T) {
 		t.Fatalf("100 positions reserved: %d levels", got.Positions)
 	}
 	for i := uint64(1); i <= 200; i++ {
-		m.ExclusiveOr(int(i%50), i, 1)
+		shardmap.SoleOr(m, int(i%50), i, 1)
 	}
 	if got := m.Stats(); got.Reserved >= 2*s.Reserved || got.Keys != 200 {
 		t.Fatalf("tables not carved from the reservation: %+v", got)
@@ -1232,7 +1255,7 @@ func TestMap_ReservedTablesGrowFourfold(t *testing.T) {
 		// 385 keys pass three quarters of 512 slots (8, 32, 128, 512:
 		// 4× below 256).
 		for i := 1; i <= 385; i++ {
-			m.ExclusiveOr(0, uint64(i)*0x9E3779B97F4A7C15, 1)
+			shardmap.SoleOr(m, 0, uint64(i)*0x9E3779B97F4A7C15, 1)
 		}
 		for i := 1; i <= 385; i++ {
 			if got := m.Get(0, uint64(i)*0x9E3779B97F4A7C15); got != 1 {
@@ -1251,5 +1274,41 @@ func TestMap_ReservedTablesGrowFourfold(t *testing.T) {
 	// 400 keys, 1,360 carved into the tables so far): 2×.
 	if got := slots(400); got != 1024 {
 		t.Errorf("reserved for 400 keys: %d slots after growing past 512, want 1024", got)
+	}
+}
+
+// Range visits each key with a value once, with its value, in order of
+// position (key 0 and positions past the inline ones included), and stops
+// when f returns false.
+func TestMap_Range(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	m := shardmap.New()
+	ref := map[pk]uint64{}
+	for range 20000 {
+		k := pk{[]int{0, 3, 1023, 1024, 1700}[r.IntN(5)], uint64(r.IntN(2000))}
+		if r.IntN(4) == 0 {
+			m.Delete(k.pos, k.key)
+			delete(ref, k)
+			continue
+		}
+		v := uint64(1 + r.IntN(1000))
+		m.Put(k.pos, k.key, v)
+		ref[k] = v
+	}
+	got, last := map[pk]uint64{}, 0
+	m.Range(func(pos int, key, val uint64) bool {
+		if _, twice := got[pk{pos, key}]; twice || pos < last {
+			t.Fatalf("Range visited (%d, %d) twice or out of order (after position %d)", pos, key, last)
+		}
+		got[pk{pos, key}], last = val, pos
+		return true
+	})
+	if !maps.Equal(got, ref) {
+		t.Fatalf("Range visited %d keys, want %d (or values differ)", len(got), len(ref))
+	}
+	n := 0
+	m.Range(func(int, uint64, uint64) bool { n++; return n < 10 })
+	if n != 10 {
+		t.Fatalf("Range went on for %d keys after f returned false at the 10th", n)
 	}
 }

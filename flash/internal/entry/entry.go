@@ -6,6 +6,7 @@ import (
 
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/internal/order"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
@@ -144,28 +145,31 @@ type Writer struct {
 	Sets *Sets
 	// Tabs are the shared tables it writes (the index's, or the lane's
 	// own): one, or with planes one per plane, where worker slot w is bit
-	// w%64 of plane w/64's one-word sets (Plane).
-	Tabs  []*shardmap.Map
-	Excl  bool             // no other lane writes Tabs: no shard locks
+	// w%64 of plane w/64's one-word sets (Plane). Use sets them.
+	Tabs  []shardmap.Writer
+	Excl  bool             // no other lane writes Tabs: sole writers, no shard locks
 	Alloc *arena.Allocator // the lane's arena allocator (handle form)
+}
+
+// Use makes wr write tabs, as their sole writer (excl) or sharing them.
+func (wr *Writer) Use(tabs []*shardmap.Map, excl bool) {
+	wr.Tabs, wr.Excl = make([]shardmap.Writer, len(tabs)), excl
+	for i, t := range tabs {
+		if excl {
+			wr.Tabs[i] = t.SoleWriter()
+		} else {
+			wr.Tabs[i] = t.Writer()
+		}
+	}
 }
 
 // Plane returns the table that holds worker slot w's bits and w's bit in
 // its sets.
-func (wr *Writer) Plane(w int) (*shardmap.Map, int) {
+func (wr *Writer) Plane(w int) (shardmap.Writer, int) {
 	if len(wr.Tabs) == 1 {
 		return wr.Tabs[0], w
 	}
 	return wr.Tabs[w>>6], w & 63
-}
-
-// lock opens the shard of (pos, seq) in tab for writing, into *l.
-func (wr *Writer) lock(tab *shardmap.Map, l *shardmap.Locked, pos int, seq uint64) {
-	if wr.Excl {
-		tab.ExclusiveInto(l, pos, seq)
-		return
-	}
-	tab.LockInto(l, pos, seq)
 }
 
 // Attach sets worker slot w in the entry (pos, seq), creating the entry if
@@ -176,16 +180,16 @@ func (wr *Writer) Attach(pos int, seq uint64, w int) (had bool) {
 
 // Key is seq with its slot hash (the same in every table of the process),
 // for AttachKey and the prefetches.
-func (wr *Writer) Key(seq uint64) shardmap.Key { return wr.Tabs[0].Key(seq) }
+func (wr *Writer) Key(seq uint64) keyhash.Key { return wr.Tabs[0].Key(seq) }
 
 // Direct reports whether the lane is alone on its tables of one-word sets:
-// then AttachKey(pos, k, w) is ExclusiveOrKey(pos, k, 1<<b) on w's plane
-// (tab, b := Plane(w)), which a caller on the per-block path calls itself
-// (AttachKey does not inline).
+// then AttachKey(pos, k, w) is Or(pos, k, 1<<b, 0) on w's plane (tab, b :=
+// Plane(w)), which a caller on the per-block path calls itself (AttachKey
+// does not inline).
 func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 
 // AttachKey is Attach of the sequence hash k.K, which Key made.
-func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
+func (wr *Writer) AttachKey(pos int, k keyhash.Key, w int) (had bool) {
 	s, seq := wr.Sets, k.K
 	tab, b := wr.Plane(w)
 	if wr.Excl {
@@ -198,13 +202,13 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 			if s.Inline {
 				unless = 0
 			}
-			e := Entry(tab.ExclusiveOrKeyUnless(pos, k, 1<<b, unless))
+			e := Entry(tab.Or(pos, k, 1<<b, unless))
 			if s.Inline || e.inline() {
 				return uint64(e)&(1<<b) != 0
 			}
 			return s.setOwnBit(e, w)
 		}
-		e := Entry(tab.ExclusiveGetOrPutKey(pos, k, func() uint64 {
+		e := Entry(tab.GetOrPut(pos, k, func() uint64 {
 			return uint64(wr.Alloc.AllocWith(seq, w)) | handleTag
 		}))
 		switch {
@@ -213,29 +217,26 @@ func (wr *Writer) AttachKey(pos int, k shardmap.Key, w int) (had bool) {
 		case !e.inline():
 			return s.setOwnBit(e, w)
 		}
-		var l shardmap.Locked
-		tab.ExclusiveInto(&l, pos, seq)
-		l.Put(wr.promote(seq, uint64(e), w))
-		l.Unlock()
+		promoted := wr.promote(seq, uint64(e), w)
+		tab.Update(pos, k, func(uint64) uint64 { return promoted })
 		return false
 	}
-	var l shardmap.Locked
-	wr.lock(tab, &l, pos, seq)
-	e := Entry(l.Get())
-	switch {
-	case s.Inline || e.inline() && w < inlineSlots: // (the handle form has one plane: b is w)
-		had = uint64(e)&(1<<b) != 0
-		if !had {
-			l.Put(uint64(e) | 1<<b)
+	// Other lanes write the table: the shard stays locked while the entry
+	// changes, so that no Detach frees a handle this reads.
+	tab.Update(pos, k, func(old uint64) uint64 {
+		e := Entry(old)
+		switch {
+		case s.Inline || e.inline() && w < inlineSlots: // (the handle form has one plane: b is w)
+			had = old&(1<<b) != 0
+			return old | 1<<b
+		case !e.inline():
+			had = s.setBit(e, w)
+			return old
+		case e == 0:
+			return uint64(wr.Alloc.AllocWith(seq, w)) | handleTag
 		}
-	case !e.inline():
-		had = s.setBit(e, w)
-	case e == 0:
-		l.Put(uint64(wr.Alloc.AllocWith(seq, w)) | handleTag)
-	default:
-		l.Put(wr.promote(seq, uint64(e), w))
-	}
-	l.Unlock()
+		return wr.promote(seq, old, w)
+	})
 	return had
 }
 
@@ -254,26 +255,31 @@ func (wr *Writer) promote(seq, set uint64, w int) uint64 {
 // its slot).
 func (wr *Writer) Detach(pos int, seq uint64, w int) {
 	tab, b := wr.Plane(w)
-	var l shardmap.Locked
-	wr.lock(tab, &l, pos, seq)
-	e := Entry(l.Get())
-	switch {
-	case e == 0: // unreachable while the worker's state is consistent
-	case wr.Sets.Inline || e.inline():
-		l.Put(uint64(e) &^ (1 << b))
-	default:
-		// The last worker out deletes the entry; when the workers left
-		// fit an inline set, the value becomes that set. Either way
-		// the value changes before the slot is freed: a reader that
-		// finds the slot stale looks again and finds the new value.
-		b := arena.Bits(wr.Sets.Arena.Slot(e.handle().Ref()))
-		bitset.AtomicClear(b, w)
-		if set, ok := inlineSet(b); ok {
-			l.Put(set)
-			wr.Alloc.Free(e.handle())
+	var freed arena.Handle
+	free := false
+	tab.Update(pos, tab.Key(seq), func(old uint64) uint64 {
+		e := Entry(old)
+		switch {
+		case e == 0: // unreachable while the worker's state is consistent
+			return 0
+		case wr.Sets.Inline || e.inline():
+			return old &^ (1 << b)
 		}
+		// The last worker out deletes the entry; when the workers left
+		// fit an inline set, the value becomes that set. Either way the
+		// value changes before the slot is freed: a reader that finds the
+		// slot stale looks again and finds the new value.
+		bs := arena.Bits(wr.Sets.Arena.Slot(e.handle().Ref()))
+		bitset.AtomicClear(bs, w)
+		if set, ok := inlineSet(bs); ok {
+			freed, free = e.handle(), true
+			return set
+		}
+		return old
+	})
+	if free {
+		wr.Alloc.Free(freed)
 	}
-	l.Unlock()
 }
 
 // inlineSet returns the set of shared words b as an inline value, or false

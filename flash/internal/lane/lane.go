@@ -374,11 +374,11 @@ func (ln *lane) reserveFor(ws *worker.State, sign int) {
 	tab, _ := ln.own.W.Plane(ws.Slot)
 	ln.s.o.Sets.Reserve(ws.Slot, sign*ws.Hint)
 	if sign > 0 {
-		tab.Reserve(ws.Hint, ws.Hint)
+		tab.Map().Reserve(ws.Hint, ws.Hint)
 		ln.own.ReserveScratch(ws.Hint)
 		return
 	}
-	tab.Reserve(-ws.Hint, 0)
+	tab.Map().Reserve(-ws.Hint, 0)
 }
 
 // restoreWorker replaces one worker's state, a new one taking a slot the

@@ -78,8 +78,8 @@ func New(o Options) *Set {
 		// A lane with tables of its own, or the only lane, is its tables'
 		// single writer.
 		g := min(i, groups-1) * planes
-		ln.own.W.Tabs, ln.own.W.Excl = o.Tabs[g:g+planes], groups > 1 || o.Lanes == 1
-		ln.pw.Tabs, ln.pw.Excl = o.Preds[g:g+planes], ln.own.W.Excl
+		ln.own.W.Use(o.Tabs[g:g+planes], groups > 1 || o.Lanes == 1)
+		ln.pw.Use(o.Preds[g:g+planes], ln.own.W.Excl)
 		s.lanes = append(s.lanes, ln)
 		if !o.Sync {
 			cpu := -1

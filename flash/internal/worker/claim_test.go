@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -18,7 +19,7 @@ import (
 // each outcome is seen at least 100 times.
 func TestClaimAll_IsSequential(t *testing.T) {
 	r := rand.New(rand.NewPCG(53, 54))
-	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tabs: []*shardmap.Map{shardmap.New()}, Excl: true}, K0: 1, K1: 3}
+	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tabs: []shardmap.Writer{shardmap.New().SoleWriter()}, Excl: true}, K0: 1, K1: 3}
 	ws := o.New(1, 0, 0)
 	for range 40 {
 		blocks := make([]Block, 1+r.IntN(30))
@@ -64,7 +65,7 @@ func TestClaimAll_IsSequential(t *testing.T) {
 	held, n0, size := ids(), ws.ids.n, len(ws.ids.b)
 	// run claims blocks with claim, then gives the claims back; it returns
 	// claim's answer, the pending blocks and the ids while claimed.
-	run := func(claim func([]Block, []pendingBlock, []shardmap.Key) bool, blocks []Block, keys []shardmap.Key) (bool, []pendingBlock, map[uint64]uint32, int) {
+	run := func(claim func([]Block, []pendingBlock, []keyhash.Key) bool, blocks []Block, keys []keyhash.Key) (bool, []pendingBlock, map[uint64]uint32, int) {
 		pending := make([]pendingBlock, len(blocks))
 		for i := range blocks {
 			pending[i].idh = ws.idHash(blocks[i].Hash)
@@ -81,7 +82,7 @@ func TestClaimAll_IsSequential(t *testing.T) {
 		}
 		return ok, pending, got, n
 	}
-	inTurn := func(blocks []Block, pending []pendingBlock, keys []shardmap.Key) bool {
+	inTurn := func(blocks []Block, pending []pendingBlock, keys []keyhash.Key) bool {
 		for i := range blocks {
 			p := &pending[i]
 			slot, v, found := ws.claimID(blocks[i].Hash, p.idh, i)
@@ -97,13 +98,13 @@ func TestClaimAll_IsSequential(t *testing.T) {
 		}
 		return true
 	}
-	all := func(blocks []Block, pending []pendingBlock, keys []shardmap.Key) bool {
+	all := func(blocks []Block, pending []pendingBlock, keys []keyhash.Key) bool {
 		return ws.claimAll(blocks, pending, keys, 0)
 	}
 	var refused, stored, dups, twinned int
 	for trial := range 2000 {
 		blocks := make([]Block, 1+r.IntN(30))
-		keys := make([]shardmap.Key, len(blocks))
+		keys := make([]keyhash.Key, len(blocks))
 		odd := r.IntN(3) == 0 // a batch with ids that may refuse it
 		for i := range blocks {
 			blocks[i].Hash, keys[i].K = r.Uint64()|1, r.Uint64()

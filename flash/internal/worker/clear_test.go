@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -13,7 +14,7 @@ import (
 // left in the slice's spare capacity, where nothing counts it
 // (AddMemory) and the collector cannot free it.
 func TestClear_ReleasesChunksPastWhatItKeeps(t *testing.T) {
-	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tabs: []*shardmap.Map{shardmap.New()}, Excl: true}, K0: 1, K1: 3}
+	o := &Owner{W: entry.Writer{Sets: &entry.Sets{Inline: true}, Tabs: []shardmap.Writer{shardmap.New().SoleWriter()}, Excl: true}, K0: 1, K1: 3}
 	ws := o.New(1, 0, 0)
 	const events, per = 60, 100 // 6,000 nodes: 12 chunks
 	for e := range events {
@@ -70,7 +71,7 @@ func TestTrimScratch_ShedsWhatGrew(t *testing.T) {
 	big := keepScratch + 1
 	for which := range 6 {
 		o := &Owner{
-			pending: make([]pendingBlock, 10), stack: make([]uint32, 10), keys: make([]shardmap.Key, 10),
+			pending: make([]pendingBlock, 10), stack: make([]uint32, 10), keys: make([]keyhash.Key, 10),
 			Gone: make([]Content, 3, 10), checkKids: make([]uint32, 10), checkOver: make([]int, 10),
 		}
 		switch which {
@@ -79,7 +80,7 @@ func TestTrimScratch_ShedsWhatGrew(t *testing.T) {
 		case 1:
 			o.stack = make([]uint32, big)
 		case 2:
-			o.keys = make([]shardmap.Key, big)
+			o.keys = make([]keyhash.Key, big)
 		case 3:
 			o.Gone = make([]Content, 3, big)
 		case 4:

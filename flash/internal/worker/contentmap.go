@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 
-	"github.com/flashindexer/flashindexer/shardmap"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 )
 
 // contentMap is a writer-private open-addressed map from contents
@@ -64,7 +64,7 @@ func mix(pos uint32, seq uint64) uint64 {
 // hash is the shardmap's keyed hash of the mixed content: its low bits
 // place a key, its top 7 bits are its tag.
 func (m *contentMap) hash(pos uint32, seq uint64) uint64 {
-	return shardmap.Hash(mix(pos, seq), m.k0, m.k1)
+	return keyhash.Hash(mix(pos, seq), m.k0, m.k1)
 }
 
 // seq, pos, val, set and setVal read and write slot i.

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/shardmap"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 )
 
 // idMap is a worker's map from engine ids to its nodes. It keeps no keys: a
@@ -248,7 +248,7 @@ func (ws *State) idNode(v uint32) uint32 {
 	return v
 }
 
-func (ws *State) idHash(k uint64) uint64 { return shardmap.Hash(k, ws.k0, ws.k1) }
+func (ws *State) idHash(k uint64) uint64 { return keyhash.Hash(k, ws.k0, ws.k1) }
 
 // idFind returns the slot of id k (not 0) and true, or false; and k's hash.
 func (ws *State) idFind(k uint64) (s int, ok bool, h uint64) {
@@ -381,7 +381,7 @@ func (ws *State) claimID(k, h uint64, i int) (slot idSlot, v uint32, found bool)
 // (keys[i].K), and not a block the batch claimed before (the same id
 // twice). claimAll stops at the first that does not and returns false,
 // with the claims it made given back.
-func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos int) bool {
+func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []keyhash.Key, pos int) bool {
 	pending, keys = pending[:len(blocks)], keys[:len(blocks)]
 	for i := 0; ; i++ {
 		if i = ws.claimNew(blocks, pending, keys, pos, i); i == len(blocks) {
@@ -410,7 +410,7 @@ func (ws *State) claimAll(blocks []Block, pending []pendingBlock, keys []shardma
 // first block whose claim is neither (len(blocks) when none is).
 // Its loop (claimRun's) calls nothing: a call (claimID's) in it cost the
 // loop its registers, spilled and reloaded around it.
-func (ws *State) claimNew(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos, i int) int {
+func (ws *State) claimNew(blocks []Block, pending []pendingBlock, keys []keyhash.Key, pos, i int) int {
 	m := &ws.ids
 	n, dups := claimRun(unsafe.Pointer(unsafe.SliceData(m.b)), m.bmask, blocks, pending[:len(blocks)], keys[:len(blocks)], ws.chunks, pos, i)
 	m.n += n - i - dups
@@ -421,7 +421,7 @@ func (ws *State) claimNew(blocks []Block, pending []pendingBlock, keys []shardma
 // the buckets less one, with pending and keys as long as blocks and the
 // nodes in chunks; it returns where it stopped, and how many of the
 // blocks before were dups.
-func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int) {
+func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks [][]node, pos, i int) (int, int) {
 	// The table's fields in registers: Go reloads a field after any store.
 	// A bucket is found from the table's address, as idAddr finds it:
 	// bmask is the buckets less one, so no bounds check is needed (nor the

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -45,13 +46,13 @@ type Owner struct {
 	pending []pendingBlock // one event's validated blocks
 	// keys are their sequence hashes, hashed for the shared table, apart
 	// from pending so that Commit hands a run of them to the table in one
-	// call (shardmap.Map.ExclusiveOrRun).
-	keys   []shardmap.Key
+	// call (shardmap.Writer.OrRun).
+	keys   []keyhash.Key
 	pos    int    // the validated event's first position
 	parent uint32 // and its parent node + 1
 	// tab and bit are the committing worker's plane's table and its bit
 	// in that table's sets (entry.Writer.Plane), set once an event.
-	tab   *shardmap.Map
+	tab   shardmap.Writer
 	bit   uint64
 	stack []uint32 // subtree walks
 	// checkKids and checkOver are the invariant checks' scratch
@@ -67,7 +68,7 @@ type Content struct {
 }
 
 // A pendingBlock is what Prepare finds for a block of the batch. It is 16
-// bytes, as a Block and a shardmap.Key are, so that the assembly loops
+// bytes, as a Block and a keyhash.Key are, so that the assembly loops
 // over the three step by one index.
 type pendingBlock struct {
 	idh  uint64 // the engine id's hash in the worker's map
@@ -102,7 +103,7 @@ func (o *Owner) ReserveScratch(n int) {
 		p := make([]pendingBlock, n)
 		copy(p, o.pending[:cap(o.pending)])
 		o.pending = p
-		k := make([]shardmap.Key, n)
+		k := make([]keyhash.Key, n)
 		copy(k, o.keys[:cap(o.keys)])
 		o.keys = k
 	}
@@ -112,7 +113,7 @@ func (o *Owner) ReserveScratch(n int) {
 func (o *Owner) scratch(n int) {
 	if cap(o.pending) < n {
 		c := scratchSize(n, cap(o.pending))
-		o.pending, o.keys = make([]pendingBlock, c), make([]shardmap.Key, c)
+		o.pending, o.keys = make([]pendingBlock, c), make([]keyhash.Key, c)
 	}
 }
 

@@ -6,18 +6,18 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
-	"github.com/flashindexer/flashindexer/shardmap"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 )
 
 // prepKeys is prepKeysGo in assembly (prepare_amd64.s), with keys and
 // pending as long as blocks, for secrets that are not degenerate (odd, as
 // every map's are).
-func prepKeys(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
+func prepKeys(keys []keyhash.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr keyhash.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
 	prepKeysAsm(keys[:len(blocks)], pending[:len(blocks)], blocks, prev, root, idKr, seqKr, base, bmask, prefetch)
 }
 
 //go:noescape
-func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool)
+func prepKeysAsm(keys []keyhash.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr keyhash.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool)
 
 // claimRun is claimRunGo in assembly (prepare_amd64.s), with pending and
 // keys as long as blocks, which its caller (claimNew) slices them to. Its
@@ -25,14 +25,14 @@ func prepKeysAsm(keys []shardmap.Key, pending []pendingBlock, blocks []Block, pr
 // and the padding (idBucket's first 16 bytes).
 //
 //go:noescape
-func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []shardmap.Key, chunks [][]node, pos, i int) (int, int)
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks [][]node, pos, i int) (int, int)
 
 // freshLoop is freshLoopGo in assembly (prepare_amd64.s), for the n
 // nodes from ns and the n keys, blocks and pending blocks from keys,
 // blocks and pending.
 //
 //go:noescape
-func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *shardmap.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
+func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *keyhash.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
 
 // The chain's XXH3 constants, and freshLoop's step of a node's position
 // and parent (one each, as halves of a word), for the assembly
@@ -58,8 +58,8 @@ var (
 	_ [16 - unsafe.Sizeof(pendingBlock{})]struct{}
 	_ [unsafe.Sizeof(Block{}) - 16]struct{}
 	_ [16 - unsafe.Sizeof(Block{})]struct{}
-	_ [unsafe.Sizeof(shardmap.Key{}) - 16]struct{}
-	_ [16 - unsafe.Sizeof(shardmap.Key{})]struct{}
+	_ [unsafe.Sizeof(keyhash.Key{}) - 16]struct{}
+	_ [16 - unsafe.Sizeof(keyhash.Key{})]struct{}
 	_ [unsafe.Sizeof(idBucket{}) - 1<<idBucketShift]struct{}
 	_ [1<<idBucketShift - unsafe.Sizeof(idBucket{})]struct{}
 	// claimRun reads the tags, the overflow count and the padding as

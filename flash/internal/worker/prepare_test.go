@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -25,16 +26,16 @@ func TestPrepKeys(t *testing.T) {
 			ws.k1 = 0
 		}
 		ws.ids.alloc(idBuckets(500))
-		idKr, seqKr := shardmap.NewKeyer(ws.k0, ws.k1), m.Keyer()
+		idKr, seqKr := keyhash.New(ws.k0, ws.k1), m.SoleWriter().Keyer()
 		base := unsafe.Pointer(unsafe.SliceData(ws.ids.b))
 		for step := range 1500 {
 			blocks := make([]Block, r.IntN(71))
 			for i := range blocks {
 				blocks[i] = Block{Hash: r.Uint64() >> r.IntN(64), Local: r.Uint64()}
 			}
-			keys, pending := make([]shardmap.Key, 71), make([]pendingBlock, 71)
+			keys, pending := make([]keyhash.Key, 71), make([]pendingBlock, 71)
 			for i := range keys {
-				keys[i], pending[i] = shardmap.Key{K: 1, H: 1}, pendingBlock{idh: 1, held: 1, slot: 1}
+				keys[i], pending[i] = keyhash.Key{K: 1, H: 1}, pendingBlock{idh: 1, held: 1, slot: 1}
 			}
 			goKeys, goPending := slices.Clone(keys), slices.Clone(pending)
 			root, prev, prefetch := r.IntN(2) == 0, r.Uint64(), r.IntN(2) == 0
@@ -54,15 +55,15 @@ func TestPrepKeys(t *testing.T) {
 					seq = b.Local
 				}
 				prev = seq
-				if keys[i] != m.Key(seq) {
-					t.Fatalf("step %d (root %v): block %d: key %+v, want %+v", step, root, i, keys[i], m.Key(seq))
+				if keys[i] != m.SoleWriter().Key(seq) {
+					t.Fatalf("step %d (root %v): block %d: key %+v, want %+v", step, root, i, keys[i], m.SoleWriter().Key(seq))
 				}
 				if want := (pendingBlock{idh: ws.idHash(b.Hash), held: 1, slot: 1}); pending[i] != want {
 					t.Fatalf("step %d: block %d: pending %+v, want %+v", step, i, pending[i], want)
 				}
 			}
 			for i := len(blocks); i < len(keys); i++ {
-				if keys[i] != (shardmap.Key{K: 1, H: 1}) || pending[i] != (pendingBlock{idh: 1, held: 1, slot: 1}) {
+				if keys[i] != (keyhash.Key{K: 1, H: 1}) || pending[i] != (pendingBlock{idh: 1, held: 1, slot: 1}) {
 					t.Fatalf("step %d: block %d of %d written", step, i, len(blocks))
 				}
 			}
@@ -117,7 +118,7 @@ func TestClaimRun_IsGo(t *testing.T) {
 	claims, dups := 0, 0
 	// isDup reports whether block i would be a dup of the first slot of
 	// its tag in its home bucket, as claimRun takes one.
-	isDup := func(blocks []Block, pending []pendingBlock, keys []shardmap.Key, pos, i int) bool {
+	isDup := func(blocks []Block, pending []pendingBlock, keys []keyhash.Key, pos, i int) bool {
 		bk := &m.b[pending[i].idh&m.bmask]
 		j := bk.firstOf(idTag(pending[i].idh))
 		if j >= idBucketSlots || bk.vals[j]&(idAlias|idClaim) != 0 {
@@ -160,14 +161,14 @@ func TestClaimRun_IsGo(t *testing.T) {
 		for step := range 50 {
 			blocks := make([]Block, r.IntN(41))
 			pending := make([]pendingBlock, len(blocks))
-			keys := make([]shardmap.Key, len(blocks))
+			keys := make([]keyhash.Key, len(blocks))
 			pos := r.IntN(1 << 20)
 			for i := range blocks {
 				blocks[i].Hash = r.Uint64() | 1
 				if r.IntN(30) == 0 {
 					blocks[i].Hash = 0
 				}
-				keys[i] = shardmap.Key{K: r.Uint64(), H: r.Uint64()}
+				keys[i] = keyhash.Key{K: r.Uint64(), H: r.Uint64()}
 				h := r.Uint64()
 				if len(live) > 0 && r.IntN(3) == 0 {
 					// An id the worker holds: a dup, or one that names
@@ -263,11 +264,11 @@ func TestFreshLoop_IsGo(t *testing.T) {
 	for step := range 3000 {
 		n := 1 + r.IntN(40)
 		ns := make([]node, n)
-		keys := make([]shardmap.Key, n)
+		keys := make([]keyhash.Key, n)
 		blocks := make([]Block, n)
 		pending := make([]pendingBlock, n)
 		for k, s := range r.Perm(16 * idBucketSlots)[:n] {
-			keys[k] = shardmap.Key{K: r.Uint64(), H: r.Uint64()}
+			keys[k] = keyhash.Key{K: r.Uint64(), H: r.Uint64()}
 			blocks[k] = Block{Hash: r.Uint64(), Local: r.Uint64()}
 			pending[k] = pendingBlock{idh: r.Uint64(), slot: slotWord(s/idBucketSlots<<idSlotBits | s%idBucketSlots)}
 		}

@@ -4,9 +4,9 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/internal/order"
 	"github.com/flashindexer/flashindexer/internal/pages"
-	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // node is one content (position, sequence hash) a worker holds or held: the
@@ -369,7 +369,7 @@ func (o *Owner) Prepare(ws *State, parent uint64, hasParent bool, blocks []Block
 	ws.batch = blocks
 	// Each engine id's hash, for its prefetch and then its claim, and
 	// each block's sequence key.
-	idKr, seqKr := shardmap.NewKeyer(ws.k0, ws.k1), o.W.Tabs[0].Keyer()
+	idKr, seqKr := keyhash.New(ws.k0, ws.k1), o.W.Tabs[0].Keyer()
 	idBase, idPrefetch := unsafe.Pointer(unsafe.SliceData(ws.ids.b)), prefetch && ws.ids.n > 0
 	if !idKr.Degenerate() && !seqKr.Degenerate() {
 		prepKeys(keys, pending, blocks, prevSeq, pos == 0, idKr, seqKr, idBase, ws.ids.bmask, idPrefetch)
@@ -433,7 +433,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 				i++
 				continue
 			}
-			run := i + tab.ExclusiveOrRun(pos+i, keys[i:], o.bit)
+			run := i + tab.OrRun(pos+i, keys[i:], o.bit)
 			for i < run {
 				ni, ns := ws.freshNodes(run - i)
 				if len(ns) == 0 {
@@ -495,7 +495,7 @@ const (
 // Commit hands it the runs' first elements, not sliced copies (a function
 // of its own between them, taking sixteen words, then passing sixteen,
 // took 110 instructions an event).
-func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
+func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []keyhash.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
 	keys, blocks, pending = keys[:len(ns)], blocks[:len(ns)], pending[:len(ns)]
 	for k := range ns {
 		np := &ns[k]
@@ -519,7 +519,7 @@ func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []shardmap.Key
 // one in assembly (prepKeys, prepare_amd64.s), where the independent id
 // hashes fill the chain's latency; Go's multiplies pinned the registers
 // they use, and its loops spilled around them.
-func prepKeysGo(keys []shardmap.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr shardmap.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
+func prepKeysGo(keys []keyhash.Key, pending []pendingBlock, blocks []Block, prev uint64, root bool, idKr, seqKr keyhash.Keyer, base unsafe.Pointer, bmask uint64, prefetch bool) {
 	keys, pending = keys[:len(blocks)], pending[:len(blocks)]
 	for i, b := range blocks {
 		h := idKr.Hash(b.Hash)
@@ -563,14 +563,14 @@ const prefetchFrom = 4
 // content (pos, key.K) under node parent-1 and returns the content's node.
 // key is hashed for the shared table once, in Prepare, for its prefetches
 // and this write.
-func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key shardmap.Key, parent uint32, slot idSlot) uint32 {
+func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key keyhash.Key, parent uint32, slot idSlot) uint32 {
 	seq := key.K
 	if !ws.complex {
 		// Simple: every node is attached, so the parent is, and the shared
 		// entry's bit says whether the worker holds this content already.
 		var had bool
 		if o.W.Direct() {
-			had = o.tab.ExclusiveOrKey(int(pos), key, o.bit)&o.bit != 0
+			had = o.tab.Or(int(pos), key, o.bit, 0)&o.bit != 0
 		} else {
 			had = o.W.AttachKey(int(pos), key, ws.Slot)
 		}

@@ -1,0 +1,342 @@
+package shardmap
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/flashindexer/flashindexer/internal/keyhash"
+	"github.com/flashindexer/flashindexer/internal/order"
+)
+
+// Writer is the write side of a write path that names each key with its
+// slot hash (Key), prefetches what it will write, and stores runs of keys
+// at consecutive positions in one call. It is a value of two words, made
+// by Map.Writer or Map.SoleWriter; its methods' keys come from its Key or
+// Keyer.
+//
+// A map has writers of one kind. Shared writers (Map.Writer, and Put, Or
+// and Delete) lock a key's shard around each write. A sole writer
+// (Map.SoleWriter) takes no lock: the caller guarantees that no other
+// goroutine writes the map while it does, through any method (readers may
+// run). One probe then finds a key's slot, or the empty slot a new key
+// goes in, and an insert into a table with room is one or two stores.
+type Writer struct {
+	m    *Map
+	sole bool
+}
+
+// Writer returns a writer that shares the map with others: each write
+// locks its key's shard.
+func (m *Map) Writer() Writer { return Writer{m, false} }
+
+// SoleWriter returns the map's only writer: it takes no lock.
+func (m *Map) SoleWriter() Writer { return Writer{m, true} }
+
+// Map returns the map w writes.
+func (w Writer) Map() *Map { return w.m }
+
+// Keyer returns the Keyer of the map's secret: its Key(key) is w.Key(key),
+// from a value a loop keeps in registers (w.Key loads the secret from the
+// map at each call, again after any store the loop makes).
+func (w Writer) Keyer() keyhash.Keyer { return keyhash.New(w.m.k0, w.m.k1) }
+
+// Key returns key with its slot hash in the map, for the methods that
+// take one.
+func (w Writer) Key(key uint64) keyhash.Key { return keyhash.Key{K: key, H: w.m.hash(key)} }
+
+// open opens k's shard at pos into *l: locked for a shared writer, without
+// a lock for the sole one.
+func (w Writer) open(l *locked, pos int, key uint64) {
+	if w.sole {
+		w.m.exclusiveInto(l, pos, key)
+		return
+	}
+	w.m.lockInto(l, pos, key)
+}
+
+// Update sets the value of k at pos to f(old), old its value (0: absent),
+// and returns old; f returning old changes nothing, 0 deletes the key. f
+// runs once, with the key's shard held, and must not use the map.
+func (w Writer) Update(pos int, k keyhash.Key, f func(old uint64) uint64) uint64 {
+	var l locked
+	w.open(&l, pos, k.K)
+	old := l.get()
+	if v := f(old); v != old {
+		l.put(v)
+	}
+	l.unlock()
+	return old
+}
+
+// Or sets the bits of mask in the value of k at pos, inserting the key
+// with value mask when it is absent, unless the value holds a bit of
+// unless, which it leaves as it is; either way it returns the value it
+// found (0: absent). mask must not be 0.
+func (w Writer) Or(pos int, k keyhash.Key, mask, unless uint64) uint64 {
+	if w.sole {
+		return w.m.soleOr(pos, k, mask, unless)
+	}
+	return w.Update(pos, k, func(old uint64) uint64 {
+		if old&unless != 0 {
+			return old
+		}
+		return old | mask
+	})
+}
+
+// GetOrPut returns the value of k at pos; when it is absent (0), it puts
+// mk() there first and returns 0. mk is called only then, and must not
+// return 0 or use the map.
+func (w Writer) GetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
+	if w.sole {
+		return w.m.soleGetOrPut(pos, k, mk)
+	}
+	return w.Update(pos, k, func(old uint64) uint64 {
+		if old != 0 {
+			return old
+		}
+		return mk()
+	})
+}
+
+// OrRun is Or(pos+i, keys[i], mask, mask) for each of keys in order, up
+// to the first whose value holds a bit of mask already, which it leaves as
+// it is; it returns how many it set. A sole writer storing a run of blocks
+// (consecutive positions) makes one call, whose loop (orReady) finds each
+// key's table ready nearly always and probes it with no call; a call per
+// key cost the caller's loop its registers, spilled and reloaded around it
+// (Go's calls keep none), and so does a call in the loop: the keys orReady
+// leaves take the general path here, outside it.
+func (w Writer) OrRun(pos int, keys []keyhash.Key, mask uint64) int {
+	i := 0
+	for {
+		if w.sole {
+			n, held := w.m.orReady(pos+i, keys[i:], mask)
+			if i += n; held || i == len(keys) {
+				return i
+			}
+		} else if i == len(keys) {
+			return i
+		}
+		if w.Or(pos+i, keys[i], mask, mask)&mask != 0 {
+			return i
+		}
+		i++
+	}
+}
+
+// PrefetchTable asks the CPU for the header of the table that holds k at
+// pos, so that a write of it soon after finds it in cache. It reads
+// nothing itself and changes nothing.
+func (w Writer) PrefetchTable(pos int, k keyhash.Key) {
+	if t := w.m.hotTable(pos, k.H); t != nil {
+		order.Prefetch(uintptr(unsafe.Pointer(t)))
+	}
+}
+
+// PrefetchBuckets asks the CPU for the bucket where each of keys is probed
+// first, keys[i] at pos+i, in one loop (past the inline positions it asks
+// for nothing: prefetching there would cost the directory's loads).
+func (w Writer) PrefetchBuckets(pos int, keys []keyhash.Key) {
+	if n := hotRun(pos, len(keys)); n > 0 {
+		bucketRun(w.m.hotFrom(pos), w.m.shardMask, keys[:n], nil)
+	}
+}
+
+// readyTab returns a single writer's table pointer of hash h at pos in
+// the common case, and inlines: a hot position whose level exists; else
+// nil, and exclusiveTab has it.
+func (m *Map) readyTab(pos int, h uint64) *atomic.Pointer[table] {
+	if uint(pos) < hotPositions && pos < len(m.dir.Load().levels) {
+		return m.hotTab(pos, h)
+	}
+	return nil
+}
+
+// exclusiveTab is readyTab's other case: a position past the hot ones, or
+// one whose level it makes (the level must exist for later locks and Stats
+// calls).
+func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
+	lv := m.level(pos)
+	if uint(pos) < hotPositions {
+		return m.hotTab(pos, h)
+	}
+	return m.shardOf(lv, h).tab
+}
+
+// orReady is a sole writer's OrRun loop for the keys whose tables are ready and
+// have room, which are nearly all: it stops at the first key that is not
+// one (0, its table not made, or full), and returns its index and false,
+// or at the first whose value holds a bit of mask, and returns its index
+// and true.
+func (m *Map) orReady(pos int, keys []keyhash.Key, mask uint64) (int, bool) {
+	n := min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos)
+	if n <= 0 {
+		return 0, false
+	}
+	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask)
+}
+
+// orRunGo is orReady's loop over keys at positions whose levels exist,
+// from the one hot names (hotFrom), smask the shard mask: in assembly on
+// amd64 (orRun, orrun_amd64.s), where Go's register allocator spilled and
+// reloaded the loop's values at every key, and under the race detector and
+// elsewhere in Go (orRun is orRunGo).
+func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) (int, bool) {
+	for i, k := range keys {
+		if k.K == 0 {
+			return i, false
+		}
+		t := hotAt(hot, smask, i, k.H).Load()
+		if t == nil {
+			return i, false
+		}
+		// find, written out, with the value.
+		var j, old uint64
+		var ok bool
+		base, omask := t.base, t.mask<<4
+		for o := t.home(k.H) * bucketSlots << 4; ; o = (o + 16*bucketSlots) & omask {
+			b := (*bucket)(unsafe.Add(base, o))
+			f := b.empty()
+			if s := b.slot(k.K, f); s < bucketSlots {
+				j, old, ok = o>>4+s, b.value(k.K), s != f
+				break
+			}
+		}
+		switch {
+		case ok:
+			if old&mask != 0 {
+				return i, true
+			}
+			order.Publish(t.val(j), old|mask)
+			t.live += b2i(old == 0)
+		case (t.used+1)*4 <= t.capacity()*3:
+			initWord(t.val(j), mask)
+			order.Publish(t.key(j), k.K) // the value is in place first
+			t.used++
+			t.live++
+		default:
+			return i, false
+		}
+	}
+	return len(keys), false
+}
+
+// soleOr is Writer.Or of a sole writer: in the common case, a table with
+// room, one probe and at most two stores, with no locked to fill.
+func (m *Map) soleOr(pos int, k keyhash.Key, mask, unless uint64) uint64 {
+	key, h := k.K, k.H
+	tab := m.readyTab(pos, h)
+	if tab == nil {
+		tab = m.exclusiveTab(pos, h)
+	}
+	if t := tab.Load(); t != nil && key != 0 {
+		i, ok := t.find(key, h)
+		switch {
+		case ok:
+			old := atomic.LoadUint64(t.val(i))
+			if old&unless == 0 && old|mask != old {
+				order.Publish(t.val(i), old|mask)
+				t.live += b2i(old == 0)
+			}
+			return old
+		case (t.used+1)*4 <= t.capacity()*3:
+			initWord(t.val(i), mask)
+			order.Publish(t.key(i), key) // the value is in place first
+			t.used++
+			t.live++
+			return 0
+		}
+	}
+	var l locked
+	m.exclusiveInto(&l, pos, key)
+	old := l.get()
+	if old&unless == 0 {
+		l.put(old | mask)
+	}
+	l.unlock()
+	return old
+}
+
+// soleGetOrPut is Writer.GetOrPut of a sole writer: one probe finds the
+// value or the slot the new one goes in.
+func (m *Map) soleGetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
+	key, h := k.K, k.H
+	tab := m.readyTab(pos, h)
+	if tab == nil {
+		tab = m.exclusiveTab(pos, h)
+	}
+	if t := tab.Load(); t != nil && key != 0 {
+		i, ok := t.find(key, h)
+		switch {
+		case ok:
+			if old := atomic.LoadUint64(t.val(i)); old != 0 {
+				return old
+			}
+			order.Publish(t.val(i), mk())
+			t.live++
+			return 0
+		case (t.used+1)*4 <= t.capacity()*3:
+			initWord(t.val(i), mk())
+			order.Publish(t.key(i), key) // the value is in place first
+			t.used++
+			t.live++
+			return 0
+		}
+	}
+	var l locked
+	m.exclusiveInto(&l, pos, key)
+	old := l.get()
+	if old == 0 {
+		l.put(mk())
+	}
+	l.unlock()
+	return old
+}
+
+// hotRun is how many of n keys from pos on are at the inline positions,
+// where bucketRun reads their tables' pointers (m.hot).
+func hotRun(pos, n int) int { return max(min(n, hotPositions-pos), 0) }
+
+// bucketAddrs writes the address of the bucket where keys[i] at pos+i is
+// probed first into addrs[i] (0: no table, or past the inline positions),
+// addrs as long as keys at least: the addresses Writer.PrefetchBuckets
+// asks for.
+func (m *Map) bucketAddrs(pos int, keys []keyhash.Key, addrs []uintptr) {
+	addrs = addrs[:len(keys)]
+	n := hotRun(pos, len(keys))
+	if n > 0 {
+		bucketRun(m.hotFrom(pos), m.shardMask, keys[:n], addrs[:n])
+	}
+	clear(addrs[n:])
+}
+
+// bucketRunGo is the loop of bucketAddrs (addrs as long as keys) and of
+// Writer.PrefetchBuckets (addrs empty), for keys at the inline positions
+// from hot's (Map.hotFrom) on. On amd64 it is assembly (bucketRun,
+// orrun_amd64.s), where one macro makes the address that both loops write
+// or ask for.
+func bucketRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr) {
+	for i, k := range keys {
+		var a uintptr
+		if t := hotAt(hot, smask, i, k.H).Load(); t != nil {
+			a = uintptr(t.base) + uintptr(t.home(k.H)*16*bucketSlots)
+		}
+		if len(addrs) == 0 {
+			if a != 0 {
+				order.Prefetch(a)
+			}
+			continue
+		}
+		addrs[i] = a
+	}
+}
+
+// hotTable returns the table of a key of hash h at pos; no table past the
+// inline positions (prefetching there would cost the directory's loads).
+func (m *Map) hotTable(pos int, h uint64) *table {
+	if uint(pos) >= hotPositions {
+		return nil
+	}
+	return m.hotTab(pos, h).Load()
+}
