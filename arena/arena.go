@@ -248,7 +248,7 @@ func (al *Allocator) Alloc(seq uint64) Handle { return al.AllocWith(seq, -1) }
 //
 // A fresh slot (version 0: never handed out) has no reader: none holds a
 // handle to it, and its handle reaches readers only through a release store
-// the caller makes (sync/atomic, or order.StoreRelease: a shard table's key or
+// the caller makes (sync/atomic, order.Publish: a shard table's key or
 // value), which orders the slot's words before it. So a
 // fresh slot is written with plain stores, its version included, and costs
 // no atomic operation; each would wait for every store before it to leave

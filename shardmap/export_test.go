@@ -135,10 +135,3 @@ func BucketAddr(m *Map, pos int, k keyhash.Key) uintptr {
 	m.bucketAddrs(pos, []keyhash.Key{k}, a[:])
 	return a[0]
 }
-
-// BucketAddrsGo is BucketAddrs by bucketRunGo (its loop is assembly on
-// amd64): the run's first n keys, n as BucketAddrs has it.
-func BucketAddrsGo(m *Map, pos int, keys []keyhash.Key, addrs []uintptr) {
-	n := hotRun(pos, len(keys))
-	bucketRunGo(m.hotFrom(pos), m.shardMask, keys[:n], addrs[:n])
-}

@@ -9,17 +9,11 @@ import (
 )
 
 // orRun is orRunGo in assembly (orrun_amd64.s), with its stores plain
-// (order.Publish's, which is one MOVQ on amd64). The race detector does
-// not see assembly stores: race builds run orRunGo.
+// MOVQs (x86-64 makes a core's stores visible in program order, so each
+// is a release store, as order.Publish's). Race builds run orRunGo.
 //
 //go:noescape
 func orRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) (int, bool)
-
-// bucketRun is bucketRunGo in assembly (orrun_amd64.s), with addrs empty
-// or as long as keys.
-//
-//go:noescape
-func bucketRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr)
 
 // hotShift: a shard's table pointers are 1<<hotShift bytes past the one
 // before (hotPositions pointers), as the assembly steps.

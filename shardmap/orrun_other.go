@@ -13,8 +13,3 @@ import (
 func orRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) (int, bool) {
 	return orRunGo(hot, smask, keys, mask)
 }
-
-// bucketRun is bucketRunGo where there is no assembly for it.
-func bucketRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr) {
-	bucketRunGo(hot, smask, keys, addrs)
-}

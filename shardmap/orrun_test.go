@@ -42,11 +42,25 @@ func restore(st []tableState) {
 // 0, at positions with no table, into tables that fill (where both stop),
 // with one shard and eight.
 func TestOrRun_IsGo(t *testing.T) {
+	for _, bits := range []uint{0, 3} {
+		checkOrRun(t, 51, bits, 20000)
+	}
+}
+
+// FuzzOrRun holds orRun (assembly on amd64) to orRunGo, its twin, over
+// maps and runs drawn from the seed.
+func FuzzOrRun(f *testing.F) {
+	f.Add(uint64(51), uint8(0))
+	f.Add(uint64(51), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, bits uint8) { checkOrRun(t, seed, uint(bits%4), 200) })
+}
+
+func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 	if order.Race {
 		t.Skip("orRun is orRunGo in race builds")
 	}
-	for _, bits := range []uint{0, 3} {
-		r := rand.New(rand.NewPCG(51, uint64(bits)))
+	{
+		r := rand.New(rand.NewPCG(seed, uint64(bits)))
 		m := New(WithShardBits(bits))
 		for pos := range 1030 {
 			if pos%9 != 4 {
@@ -56,7 +70,7 @@ func TestOrRun_IsGo(t *testing.T) {
 			}
 		}
 		stops, helds := 0, 0
-		for step := range 20000 {
+		for step := range steps {
 			pos := []int{0, 1, 4, 5, 1000, 1020}[r.IntN(6)]
 			keys := make([]keyhash.Key, r.IntN(40))
 			for i := range keys {
@@ -97,7 +111,7 @@ func TestOrRun_IsGo(t *testing.T) {
 				SolePut(m, pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)), 0)
 			}
 		}
-		if stops < 1000 || helds < 500 {
+		if steps >= 20000 && (stops < 1000 || helds < 500) {
 			t.Fatalf("%d of the runs stopped early, %d at a held bit: too few to test those paths", stops, helds)
 		}
 	}

@@ -311,12 +311,10 @@ func (m *Map) bucketAddrs(pos int, keys []keyhash.Key, addrs []uintptr) {
 	clear(addrs[n:])
 }
 
-// bucketRunGo is the loop of bucketAddrs (addrs as long as keys) and of
+// bucketRun is the loop of bucketAddrs (addrs as long as keys) and of
 // Writer.PrefetchBuckets (addrs empty), for keys at the inline positions
-// from hot's (Map.hotFrom) on. On amd64 it is assembly (bucketRun,
-// orrun_amd64.s), where one macro makes the address that both loops write
-// or ask for.
-func bucketRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr) {
+// from hot's (Map.hotFrom) on.
+func bucketRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr) {
 	for i, k := range keys {
 		var a uintptr
 		if t := hotAt(hot, smask, i, k.H).Load(); t != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	ConstraintExpr("amd64,gc,!purego,!noasm")
+	ConstraintExpr("amd64,gc,!purego,!noasm,!race")
 	subsetAVX512()
 	subsetAVX2()
 	Generate()

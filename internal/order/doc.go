@@ -1,11 +1,11 @@
 // Package order holds the memory-ordering primitives the index's writers
-// use, in one place: a release store that costs no locked instruction, a
-// prefetch, and the twins that switch to sync/atomic under the race
-// detector.
+// use, in one place: a release store (Publish), a plain store for words no
+// reader can use yet (Init, an atomic store under the race detector), and
+// a prefetch.
 //
 // Contract: a word that readers load with sync/atomic while a writer
-// changes it is written with Publish (or StoreRelease); a reader that sees
-// the new value sees every store the writer made before it. A word no
+// changes it is written with Publish; a reader that sees the new value
+// sees every store the writer made before it. A word no
 // reader can reach yet, or whose readers discard what they read after
 // validating a version, is written with Init; the Publish that makes it
 // reachable orders it. Prefetch changes nothing a program can observe but
@@ -13,11 +13,8 @@
 //
 // # Design
 //
-// On amd64 (gc, without the purego and noasm tags) StoreRelease is one
-// plain MOVQ in assembly: x86-64 makes a core's stores visible in program
-// order (StoresInOrder), so the word is seen only after every store before
-// it, and the compiler moves no store across the call; atomic.StoreUint64
-// would be a locked exchange that first drains the store buffer. Elsewhere
-// it is atomic.StoreUint64. Under -race, Init and Publish are atomic stores
-// the race detector sees (it does not see assembly stores).
+// Prefetch and PrefetchLines are PREFETCHT0 in assembly on amd64 (gc,
+// without the purego, noasm and race tags, as every assembly routine of
+// the module); elsewhere they do nothing. Under -race, Init is an atomic
+// store the race detector sees.
 package order

@@ -1,4 +1,4 @@
-//go:build amd64 && gc && !purego && !noasm
+//go:build amd64 && gc && !purego && !noasm && !race
 
 package order
 
@@ -9,10 +9,3 @@ func Prefetch(addr uintptr)
 // PrefetchLines is Prefetch of every cache line that bytes addr to
 // addr+n-1 lie on, in one call. It never faults.
 func PrefetchLines(addr, n uintptr)
-
-// StoreRelease writes v to *p as a release store: one plain MOVQ on amd64
-// (see the package comment). The race detector does not see it: race
-// builds publish with sync/atomic (Publish).
-//
-//go:noescape
-func StoreRelease(p *uint64, v uint64)

@@ -1,4 +1,4 @@
-//go:build amd64 && gc && !purego && !noasm
+//go:build amd64 && gc && !purego && !noasm && !race
 
 #include "textflag.h"
 
@@ -31,11 +31,3 @@ line:
 
 none:
 	RET
-
-// func StoreRelease(p *uint64, v uint64)
-TEXT ·StoreRelease(SB), NOSPLIT|NOFRAME, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ v+8(FP), CX
-	MOVQ CX, (AX)
-	RET
-

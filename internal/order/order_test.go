@@ -2,6 +2,7 @@ package order
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -25,14 +26,11 @@ func TestPrefetch_AnyAddress(t *testing.T) {
 	}
 }
 
-// StoreRelease, Publish and Init write all 64 bits of the word they are
-// given, and nothing beside it. (Their ordering is the instruction's: a
-// plain store on amd64, whose stores are release stores; atomic stores
-// elsewhere and under -race. No test on a total-store-order machine could
-// tell a release store from a plain one.)
+// Publish and Init write all 64 bits of the word they are given, and
+// nothing beside it.
 func TestStores_WriteTheWord(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for name, store := range map[string]func(*uint64, uint64){"StoreRelease": StoreRelease, "Publish": Publish, "Init": Init} {
+	for name, store := range map[string]func(*uint64, uint64){"Publish": Publish, "Init": Init} {
 		var w [3]uint64
 		for _, v := range []uint64{0, 1, 1 << 63, ^uint64(0), r.Uint64(), r.Uint64()} {
 			w = [3]uint64{0x5555, 0x5555, 0x5555}
@@ -48,7 +46,6 @@ func TestStores_WriteTheWord(t *testing.T) {
 func TestStores_ZeroAllocs(t *testing.T) {
 	var w uint64
 	if n := testing.AllocsPerRun(100, func() {
-		StoreRelease(&w, 1)
 		Publish(&w, 2)
 		Init(&w, 3)
 		Prefetch(uintptr(unsafe.Pointer(&w)))
@@ -56,4 +53,32 @@ func TestStores_ZeroAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}
+}
+
+// FuzzPrefetch holds Prefetch and PrefetchLines (PREFETCHT0 in assembly
+// on amd64) to their twin, which does nothing: at any address, mapped or
+// not, over any length, they neither fault nor change memory.
+func FuzzPrefetch(f *testing.F) {
+	x := make([]uint64, 64)
+	for i := range x {
+		x[i] = uint64(i) * 0x9E3779B97F4A7C15
+	}
+	want := slices.Clone(x)
+	base := uintptr(unsafe.Pointer(&x[0]))
+	f.Add(uint64(0), uint64(0), false)
+	f.Add(uint64(8), uint64(200), true)
+	f.Add(^uint64(0), uint64(100), false)
+	f.Fuzz(func(t *testing.T, addr, n uint64, inside bool) {
+		a := uintptr(addr)
+		if inside { // an address in x, the lines from it up to 8 KiB
+			a, n = base+uintptr(addr%512), n%8192
+		} else {
+			n %= 1 << 20
+		}
+		Prefetch(a)
+		PrefetchLines(a, uintptr(n))
+		if !slices.Equal(x, want) {
+			t.Fatalf("Prefetch(%#x), PrefetchLines(%#x, %d) changed memory", a, a, n)
+		}
+	})
 }

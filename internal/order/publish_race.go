@@ -9,9 +9,5 @@ import "sync/atomic"
 // it is written.
 func Init(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
 
-// Publish writes a word other goroutines load with sync/atomic; under the
-// race detector with sync/atomic, which it sees.
-func Publish(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
-
 // Race reports whether this is a race-detector build.
 const Race = true

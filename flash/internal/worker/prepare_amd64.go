@@ -27,21 +27,11 @@ func prepKeysAsm(keys []keyhash.Key, pending []pendingBlock, blocks []Block, pre
 //go:noescape
 func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks [][]node, pos, i int) (int, int)
 
-// freshLoop is freshLoopGo in assembly (prepare_amd64.s), for the n
-// nodes from ns and the n keys, blocks and pending blocks from keys,
-// blocks and pending.
-//
-//go:noescape
-func freshLoop(base unsafe.Pointer, zv *uint32, ns *node, n int, keys *keyhash.Key, blocks *Block, pending *pendingBlock, pos, ni, parent uint32)
-
-// The chain's XXH3 constants, and freshLoop's step of a node's position
-// and parent (one each, as halves of a word), for the assembly
-// (go_asm.h).
+// The chain's XXH3 constants, for the assembly (go_asm.h).
 const (
-	chainFlip1    = chain.Flip1
-	chainFlip2    = chain.Flip2
-	chainPrime    = chain.Prime
-	posParentStep = 1<<32 | 1
+	chainFlip1 = chain.Flip1
+	chainFlip2 = chain.Flip2
+	chainPrime = chain.Prime
 )
 
 // The assembly alone reads the chain's constants; this tells linters so.
@@ -68,12 +58,6 @@ var (
 	_ [idBucketSlots - unsafe.Offsetof(idBucket{}.over)]struct{}
 	_ [unsafe.Offsetof(idBucket{}.vals) - 16]struct{}
 	_ [16 - unsafe.Offsetof(idBucket{}.vals)]struct{}
-	// freshLoop writes a node's pos and parent as one word, and its kids
-	// and state as another.
-	_ [unsafe.Offsetof(node{}.parent) - unsafe.Offsetof(node{}.pos) - 4]struct{}
-	_ [unsafe.Offsetof(node{}.pos) + 4 - unsafe.Offsetof(node{}.parent)]struct{}
-	_ [unsafe.Offsetof(node{}.st) - unsafe.Offsetof(node{}.kids) - 4]struct{}
-	_ [unsafe.Offsetof(node{}.kids) + 4 - unsafe.Offsetof(node{}.st)]struct{}
 	// claimRun finds node v at chunks[v>>nodeChunkBits] plus
 	// v&(1<<nodeChunkBits-1) nodes of 1<<nodeShift bytes.
 	_ [unsafe.Sizeof(node{}) - 1<<nodeShift]struct{}

@@ -17,8 +17,17 @@ import (
 // and under a parent, of 0 to 70 blocks, with prefetches and without,
 // under a secret and the degenerate one; it writes nothing past the
 // batch, and its loops (assembly on amd64) write what prepKeysGo does.
-func TestPrepKeys(t *testing.T) {
-	r := rand.New(rand.NewPCG(41, 42))
+func TestPrepKeys(t *testing.T) { checkPrepKeys(t, 41, 1500) }
+
+// FuzzPrepKeys holds prepKeys (assembly on amd64) to prepKeysGo, its twin,
+// over batches drawn from the seed.
+func FuzzPrepKeys(f *testing.F) {
+	f.Add(uint64(41))
+	f.Fuzz(func(t *testing.T, seed uint64) { checkPrepKeys(t, seed, 10) })
+}
+
+func checkPrepKeys(t *testing.T, seed uint64, steps int) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	m := shardmap.New()
 	for _, degenerate := range []bool{false, true} {
 		ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
@@ -28,7 +37,7 @@ func TestPrepKeys(t *testing.T) {
 		ws.ids.alloc(idBuckets(500))
 		idKr, seqKr := keyhash.New(ws.k0, ws.k1), m.SoleWriter().Keyer()
 		base := unsafe.Pointer(unsafe.SliceData(ws.ids.b))
-		for step := range 1500 {
+		for step := range steps {
 			blocks := make([]Block, r.IntN(71))
 			for i := range blocks {
 				blocks[i] = Block{Hash: r.Uint64() >> r.IntN(64), Local: r.Uint64()}
@@ -109,13 +118,34 @@ func TestPrefetchNodes_ChangesNothing(t *testing.T) {
 // first slot in its home bucket is not such a dup, at an overflowed bucket
 // or at a full one, each of them seen at least 100 times.
 func TestClaimRun_IsGo(t *testing.T) {
-	r := rand.New(rand.NewPCG(45, 46))
+	stops, claims, dups := checkClaimRun(t, 45, 200)
+	for why, n := range stops {
+		if n < 100 {
+			t.Fatalf("%d stops for reason %d (of %v), %d claims: too few to test it", n, why, stops, claims)
+		}
+	}
+	if dups < 100 {
+		t.Fatalf("%d dups, %d claims: too few to test them", dups, claims)
+	}
+	t.Logf("%d claims, %d dups; stops at id 0, a tag, an overflow, a full bucket: %v", claims, dups, stops)
+}
+
+// FuzzClaimRun holds claimRun (assembly on amd64) to claimRunGo, its
+// twin, over tables and batches drawn from the seed.
+func FuzzClaimRun(f *testing.F) {
+	f.Add(uint64(45))
+	f.Fuzz(func(t *testing.T, seed uint64) { checkClaimRun(t, seed, 2) })
+}
+
+// checkClaimRun runs claimRun and claimRunGo over rounds of tables, and
+// returns how often each kind of stop came, the claims and the dups.
+func checkClaimRun(t *testing.T, seed uint64, rounds int) (stops [4]int, claims, dups int) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
 	const nodes = 2 << nodeChunkBits
 	ws.chunks = [][]node{make([]node, 1<<nodeChunkBits), make([]node, 1<<nodeChunkBits)}
 	m := &ws.ids
-	var stops [4]int // id 0, a tag, an overflow, a full bucket
-	claims, dups := 0, 0
+	// stops: at id 0, a tag, an overflow, a full bucket
 	// isDup reports whether block i would be a dup of the first slot of
 	// its tag in its home bucket, as claimRun takes one.
 	isDup := func(blocks []Block, pending []pendingBlock, keys []keyhash.Key, pos, i int) bool {
@@ -127,7 +157,7 @@ func TestClaimRun_IsGo(t *testing.T) {
 		n := ws.node(bk.vals[j])
 		return n.ext == blocks[i].Hash && n.pos == uint32(pos+i) && n.seq == keys[i].K
 	}
-	for round := range 200 {
+	for round := range rounds {
 		m.alloc(16)
 		for _, c := range ws.chunks {
 			for k := range c {
@@ -243,21 +273,12 @@ func TestClaimRun_IsGo(t *testing.T) {
 			}
 		}
 	}
-	for why, n := range stops {
-		if n < 100 {
-			t.Fatalf("%d stops for reason %d (of %v), %d claims: too few to test it", n, why, stops, claims)
-		}
-	}
-	if dups < 100 {
-		t.Fatalf("%d dups, %d claims: too few to test them", dups, claims)
-	}
-	t.Logf("%d claims, %d dups; stops at id 0, a tag, an overflow, a full bucket: %v", claims, dups, stops)
+	return stops, claims, dups
 }
 
-// freshLoop (assembly on amd64) writes what freshLoopGo writes: the nodes,
-// and each claim's word (id 0's too), from runs of 1 to 40 blocks; each
-// node as freshLoopGo's comment has it.
-func TestFreshLoop_IsGo(t *testing.T) {
+// freshLoop writes the nodes, and each claim's word (id 0's too), from
+// runs of 1 to 40 blocks; each node as its comment has it.
+func TestFreshLoop(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 48))
 	var m idMap
 	m.alloc(16)
@@ -279,14 +300,7 @@ func TestFreshLoop_IsGo(t *testing.T) {
 			ns[k] = node{seq: r.Uint64(), st: r.Uint32()} // stale
 		}
 		pos, ni, parent := r.Uint32()>>1, r.Uint32()>>3, r.Uint32()
-		goNs, goM := slices.Clone(ns), m
-		goM.b = slices.Clone(m.b)
-		freshLoopGo(unsafe.Pointer(unsafe.SliceData(goM.b)), &goM.zv, goNs, keys, blocks, pending, pos, ni, parent)
-		freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, &ns[0], n, &keys[0], &blocks[0], &pending[0], pos, ni, parent)
-		if !slices.Equal(ns, goNs) || !slices.Equal(m.b, goM.b) || m.zv != goM.zv {
-			t.Fatalf("step %d: freshLoop and freshLoopGo differ (nodes alike: %v, table alike: %v, id 0's word %d, %d)",
-				step, slices.Equal(ns, goNs), slices.Equal(m.b, goM.b), m.zv, goM.zv)
-		}
+		freshLoop(unsafe.Pointer(unsafe.SliceData(m.b)), &m.zv, ns, keys, blocks, pending, pos, ni, parent)
 		for k, nd := range ns {
 			want := node{seq: keys[k].K, ext: blocks[k].Hash, pos: pos + uint32(k), parent: ni + uint32(k), kids: freshKids, st: freshSt}
 			if k == 0 {

@@ -453,8 +453,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 					pp.kids++
 				}
 				n := len(ns)
-				_, _, _ = keys[i+n-1], blocks[i+n-1], pending[i+n-1] // freshLoop reads n of each
-				freshLoop(unsafe.Pointer(unsafe.SliceData(ws.ids.b)), &ws.ids.zv, &ns[0], n, &keys[i], &blocks[i], &pending[i], uint32(pos+i), ni, parent)
+				freshLoop(unsafe.Pointer(unsafe.SliceData(ws.ids.b)), &ws.ids.zv, ns, keys[i:i+n], blocks[i:i+n], pending[i:i+n], uint32(pos+i), ni, parent)
 				ns[n-1].kids = 0
 				parent, pp = ni+uint32(len(ns)), &ns[len(ns)-1]
 				stored += len(ns)
@@ -485,17 +484,14 @@ const (
 	freshSt   = 1 | nodeOwnID | nodeAttached | nodeLive
 )
 
-// freshLoopGo writes fresh nodes ns (node ni, ni+1, …) for the blocks of
+// freshLoop writes fresh nodes ns (node ni, ni+1, …) for the blocks of
 // keys, blocks and pending (as long as ns), from position pos, each the
 // parent of the next and the first under node parent-1; and gives each
 // block's engine id its node, in the map whose table is at base and whose
-// id 0's word is zv. Commit calls it (freshLoop, assembly on amd64) for a
-// run of fresh nodes of one chunk: apart from Commit, whose loop keeps
-// more than the registers hold, its loop keeps what it needs in them; and
-// Commit hands it the runs' first elements, not sliced copies (a function
-// of its own between them, taking sixteen words, then passing sixteen,
-// took 110 instructions an event).
-func freshLoopGo(base unsafe.Pointer, zv *uint32, ns []node, keys []keyhash.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
+// id 0's word is zv. Commit calls it for a run of fresh nodes of one
+// chunk: apart from Commit, whose loop keeps more than the registers hold,
+// its loop keeps what it needs in them.
+func freshLoop(base unsafe.Pointer, zv *uint32, ns []node, keys []keyhash.Key, blocks []Block, pending []pendingBlock, pos, ni, parent uint32) {
 	keys, blocks, pending = keys[:len(ns)], blocks[:len(ns)], pending[:len(ns)]
 	for k := range ns {
 		np := &ns[k]

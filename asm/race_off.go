@@ -1,7 +1,0 @@
-//go:build !race
-
-package asm
-
-const raceEnabled = false
-
-func raceRead([]uint64) {}
