@@ -85,40 +85,12 @@
 //
 // New builds the Flash index (Indexer): events apply on pinned writer
 // goroutines, sticky by worker ID (WithWriters(0): on the caller's
-// goroutine, with WithSyncLanes in parallel across lanes); FindMatches runs
-// on the caller's goroutine without locks. TryApply refuses instead of
-// waiting for a full queue; WithEventIDs reports gaps in each worker's event
-// ids. Dump and Restore write and load checksummed snapshots; a damaged one
-// changes nothing. docs/RELIABILITY.md lists every promise with its test.
-//
-// # Design
-//
-// Four layers, each with one owner:
-//
-//   - Lanes (internal/lane, the queue in internal/ring): a worker belongs to
-//     one lane, picked by its ID; a lane is a queue and a writer goroutine
-//     pinned to a CPU (or, with WithWriters(0), the caller's goroutine under
-//     the lane's lock). Only the
-//     lane that owns a worker reads or writes that worker's private state and
-//     its bits in the shared index.
-//   - Private state (internal/worker): per worker, a node per content
-//     (position, sequence hash) it holds or held, with its first engine id,
-//     its parent node, a count of its children and of its engine ids; and an
-//     engine-id map (engine id → node). A worker is simple while every node
-//     is held by exactly one engine id and every node is attached; a second
-//     engine id for one content, or a removal in the middle of a chain, makes
-//     it complex (a content map and lists of children appear) until it is
-//     cleared.
-//   - The shared index (internal/entry, over package shardmap): per
-//     position, an open-addressed table from sequence hash to the set of
-//     workers holding that content: the set itself when Config.MaxWorkers ≤
-//     64; up to 128, a table per 64 worker slots (a plane), each holding
-//     its slots' word of the set; wider, the handle of an arena slot
-//     (package arena) holding it, or the set itself while all its workers
-//     are in slots 0 to 62.
-//   - The search (package jump, specialized in internal/search): jump search
-//     with binary search inside a failed jump, over a prober that reads the
-//     shared index and names each slot's worker (internal/slotdir).
+// goroutine), each lane alone writing its workers' private state and their
+// bits in the shared index (a table per position from sequence hash to the
+// set of workers holding that content); FindMatches runs a jump search over
+// it on the caller's goroutine without locks. Dump and Restore write and
+// load checksummed snapshots. docs/ARCHITECTURE.md describes the design,
+// docs/RELIABILITY.md lists every promise with its test.
 //
 // # Invariants
 //

@@ -1,11 +1,9 @@
 package flash
 
 import (
-	"encoding/binary"
-	"unsafe"
+	"github.com/zeebo/xxh3"
 
 	"github.com/flashindexer/flashindexer/internal/chain"
-	"github.com/zeebo/xxh3"
 )
 
 // Seed is the XXH3 seed of local and sequence hashes (Dynamo's router uses it).
@@ -20,32 +18,11 @@ func LoRASeed(name string) uint64 {
 	return Seed + xxh3.HashString(name)
 }
 
-// littleEndian reports whether uint32 tokens are laid out in memory as the
-// little-endian bytes the hash is defined over, so they can be hashed in place.
-var littleEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
-
 // HashTokens returns the local hash of one block: XXH3-64 with seed over the
 // tokens as little-endian uint32 bytes. It allocates nothing on little-endian
 // machines; elsewhere use a TokenHasher, which reuses a buffer.
 func HashTokens(tokens []uint32, seed uint64) LocalHash {
-	if littleEndian {
-		return LocalHash(xxh3.HashSeed(tokenBytes(tokens), seed))
-	}
-	return LocalHash(xxh3.HashSeed(appendTokens(nil, tokens), seed))
-}
-
-func tokenBytes(tokens []uint32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(tokens))), 4*len(tokens))
-}
-
-func appendTokens(dst []byte, tokens []uint32) []byte {
-	for _, t := range tokens {
-		dst = binary.LittleEndian.AppendUint32(dst, t)
-	}
-	return dst
+	return LocalHash(chain.HashTokens(tokens, seed, nil))
 }
 
 // Chain returns the sequence hash of a block whose parent has sequence hash
@@ -90,18 +67,10 @@ func NewTokenHasher(blockSize int, lora string) *TokenHasher {
 // BlockSize returns the number of tokens per block.
 func (h *TokenHasher) BlockSize() int { return h.blockSize }
 
-func (h *TokenHasher) block(tokens []uint32) LocalHash {
-	if littleEndian {
-		return HashTokens(tokens, h.seed)
-	}
-	h.buf = appendTokens(h.buf[:0], tokens)
-	return LocalHash(xxh3.HashSeed(h.buf, h.seed))
-}
-
 // LocalHashes appends the local hashes of the full blocks of tokens to dst.
 func (h *TokenHasher) LocalHashes(dst []LocalHash, tokens []uint32) []LocalHash {
 	for len(tokens) >= h.blockSize {
-		dst = append(dst, h.block(tokens[:h.blockSize]))
+		dst = append(dst, LocalHash(chain.HashTokens(tokens[:h.blockSize], h.seed, &h.buf)))
 		tokens = tokens[h.blockSize:]
 	}
 	return dst

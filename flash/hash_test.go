@@ -5,8 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flashindexer/flashindexer/flash"
 	"github.com/zeebo/xxh3"
+
+	"github.com/flashindexer/flashindexer/flash"
 )
 
 func TestHash_Vectors(t *testing.T) {
@@ -89,9 +90,10 @@ func TestTokenHasher_ZeroAllocs(t *testing.T) {
 
 func TestScores_SortBest(t *testing.T) {
 	var s flash.Scores
-	s.Add(flash.Match{Worker: flash.Worker{ID: 3}, Depth: 5, Blocks: 10})
-	s.Add(flash.Match{Worker: flash.Worker{ID: 1}, Depth: 7, Blocks: 20})
-	s.Add(flash.Match{Worker: flash.Worker{ID: 2}, Depth: 7, Blocks: 8})
+	s.Matches = append(s.Matches,
+		flash.Match{Worker: flash.Worker{ID: 3}, Depth: 5, Blocks: 10},
+		flash.Match{Worker: flash.Worker{ID: 1}, Depth: 7, Blocks: 20},
+		flash.Match{Worker: flash.Worker{ID: 2}, Depth: 7, Blocks: 8})
 	if b, ok := s.Best(); !ok || b.Worker.ID != 2 {
 		t.Fatalf("Best = %+v", b)
 	}

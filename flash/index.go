@@ -2,7 +2,6 @@ package flash
 
 import (
 	"time"
-	"unsafe"
 
 	"github.com/flashindexer/flashindexer/flash/internal/lane"
 )
@@ -88,26 +87,20 @@ const (
 	// DefaultMaxWorkers: 16 words of worker bitset per slot; published
 	// deployments route across tens to hundreds of ranks.
 	DefaultMaxWorkers = 1024
-	// DefaultMaxDepth: 262,144 blocks, 4M tokens at block size 16 (16M at
-	// 64): four times the 1M-token windows served widely today, twice the
-	// longest (2M). One event that deep costs about 150 MB of shared-table
-	// levels while its blocks are held, all released when they leave.
+	// DefaultMaxDepth: 262,144 blocks, 4M tokens at block size 16, four
+	// times the 1M-token windows served widely today.
 	DefaultMaxDepth = 1 << 18
 	// MaxDepthLimit bounds MaxDepth: block positions are 32-bit in Flash's
-	// nodes, and its writers step a node's position and its parent's index
-	// as the halves of one word, which a position below 2^31 never carries
-	// out of. Normalize lowers a larger MaxDepth to it.
+	// nodes. Normalize lowers a larger MaxDepth to it.
 	MaxDepthLimit = 1<<31 - 1
 	// DefaultMaxBatch: one event never carries more blocks than one sequence
 	// can hold.
 	DefaultMaxBatch = DefaultMaxDepth
 	// DefaultMaxPredicted: as many blocks as a mock engine caches in the
-	// bench's simulator (16,384 blocks, docs/BENCHMARKS.md); a prediction
-	// is at most one prompt per request routed within its TTL.
+	// bench's simulator (16,384).
 	DefaultMaxPredicted = 1 << 14
-	// DefaultPredictionTTL: conversations come back minutes apart; routed on
-	// predictions alone, the conversation trace finds 93–94% of the cached
-	// blocks that events find with 10 minutes, 54–59% with 2 (BENCHMARKS.md).
+	// DefaultPredictionTTL: conversations come back minutes apart
+	// (docs/BENCHMARKS.md measures the TTL's effect).
 	DefaultPredictionTTL = 10 * time.Minute
 )
 
@@ -147,16 +140,4 @@ func (c Config) Normalize() Config {
 		c.Clock = d.Clock
 	}
 	return c
-}
-
-// CheckPrediction returns the error of a prediction that is malformed on
-// its own: no blocks, more than MaxBatch or MaxDepth, a ttl ≤ 0.
-func (c *Config) CheckPrediction(q *Query, ttl time.Duration) error {
-	return lane.CheckPrediction(len(q.Locals), ttl, c.MaxBatch, c.MaxDepth)
-}
-
-// CheckEvent returns the error of an event that is malformed on its own,
-// whatever the index holds: an unknown kind, an empty or oversized batch.
-func (c *Config) CheckEvent(ev *Event) error {
-	return lane.Check((*lane.Event)(unsafe.Pointer(ev)), c.MaxBatch)
 }

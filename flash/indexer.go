@@ -14,26 +14,17 @@ import (
 	"github.com/flashindexer/flashindexer/flash/internal/lane"
 	"github.com/flashindexer/flashindexer/flash/internal/search"
 	"github.com/flashindexer/flashindexer/flash/internal/slotdir"
-	"github.com/flashindexer/flashindexer/shardmap"
 )
 
 // Indexer is the Flash index: an exact positional index of every worker's
 // cached blocks with lock-free jump-search queries. Build it with New.
-//
-// Events go to the writer that owns their worker (sticky by worker ID), so
-// one worker's events apply in order and its private state has one owner
-// (internal/lane). The shared index is a shardmap from (position, sequence
-// hash) to the set of workers that hold that content (internal/entry);
-// with WithLaneTables each lane has such a table for its own workers.
 type Indexer struct {
-	cfg     Config
-	jump    int
-	sync    bool
-	sets    entry.Sets   // how the shared entries keep worker sets
-	search  search.Index // what queries read
-	lanes   *lane.Set    // what applies events
-	queries search.Tally
-	latency queryLatency // sampled FindMatches times
+	cfg    Config
+	jump   int
+	sync   bool
+	sets   entry.Sets   // how the shared entries keep worker sets
+	search search.Index // what queries read
+	lanes  *lane.Set    // what applies events
 }
 
 var (
@@ -62,22 +53,10 @@ func New(opts ...Option) *Indexer {
 	}
 	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1, Wide: asm.UseKernel(bw)}
 	n := cmp.Or(s.writers, s.syncLanes)
-	tables := func() (tabs []*shardmap.Map) { // exact blocks', then predicted blocks'
-		if s.laneTables && n > 1 {
-			for range n * planes {
-				tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
-			}
-			return tabs
-		}
-		for range planes {
-			tabs = append(tabs, shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(n))))
-		}
-		return tabs
-	}
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
-		Sets: &ix.sets, Tabs: tables(), Preds: tables(), Planes: planes, Slots: slotdir.New(s.cfg.MaxWorkers),
+		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables), Preds: lane.Tables(n, planes, s.laneTables), Planes: planes, Slots: slotdir.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {
@@ -96,9 +75,7 @@ func New(opts ...Option) *Indexer {
 }
 
 // maxPlanes: fleets of up to 128 workers get a table per 64 (a plane);
-// wider ones keep arena sets. A query searches every plane, so more
-// planes than two cost queries more than their stores gain (measured
-// when planes came in; docs/BENCHMARKS.md lists the decision).
+// wider ones keep arena sets: a query searches every plane.
 const maxPlanes = 2
 
 // LaneTables reports whether each lane has a shared table of its own
@@ -129,10 +106,8 @@ func (ix *Indexer) Lanes() int { return ix.lanes.Lanes() }
 func (ix *Indexer) LaneOf(id uint64) int { return ix.lanes.LaneOf(id) }
 
 // LaneFor returns the lane, in [0, lanes), of worker ID id in an index of
-// that many lanes (what LaneOf answers): the golden-ratio multiple of the ID
-// spreads consecutive IDs evenly over [0, 2^64), and the high word of its
-// product with the lane count picks the lane. Callers that split workers
-// over goroutines for any index can use it too.
+// that many lanes (what LaneOf answers), for callers that split workers
+// over goroutines.
 func LaneFor(id uint64, lanes int) int { return lane.For(id, lanes) }
 
 // Apply hands ev to its worker's writer (or applies it at once when the
@@ -156,14 +131,9 @@ func (ix *Indexer) Predict(w Worker, q Query, ttl time.Duration) error {
 }
 
 // AddWorker gives w a slot, and its state made for its capacity
-// (WithWorkerCapacity) with room for its blocks in the shared tables,
-// ahead of its first event (WorkerAdder): a router that declares each
-// engine when it registers keeps that work, and its allocations, off the
-// event path. With writers, it is ordered with w's
-// events and returns once w's writer has applied it. A declared worker
-// holds its slot as a busy one does: past 128 workers, where a set of
-// workers in slots 0–62 stays in the table's value, declaring engines that
-// stay idle pushes busy ones to higher slots.
+// (WithWorkerCapacity), ahead of its first event (WorkerAdder), keeping
+// that work and its allocations off the event path. With writers, it is
+// ordered with w's events and returns once w's writer has applied it.
 func (ix *Indexer) AddWorker(w Worker) error { return ix.lanes.AddWorker(lane.Worker(w)) }
 
 // RemoveWorker drops every DP rank of worker id and frees their slots. With
@@ -181,7 +151,7 @@ func (ix *Indexer) Close() error { return ix.lanes.Close() }
 func (ix *Indexer) Stats() Stats {
 	var c lane.Counts
 	ix.lanes.Counts(&c)
-	c[lane.Queries], c[lane.QueryBlocks], c[lane.QueryHits], c[lane.QueryMatchedBlocks] = ix.queries.Sum()
+	c[lane.Queries], c[lane.QueryBlocks], c[lane.QueryHits], c[lane.QueryMatchedBlocks] = ix.search.Tally.Sum()
 	return *(*Stats)(unsafe.Pointer(&c))
 }
 
@@ -194,19 +164,17 @@ func (ix *Indexer) BlockCount(w Worker) int {
 	return ix.search.Slots.Blocks(int(slot))
 }
 
-// WorkerBlocks calls f with every worker that holds a slot and the number of
-// blocks it holds, from one lock-free snapshot of the worker directory, in
-// the order of their IDs and ranks. It is meant for metrics; f must not
-// call back into the index's write path.
+// WorkerBlocks calls f with every worker that holds a slot and its blocks,
+// in the order of their IDs and ranks, from one lock-free snapshot (for
+// metrics; f must not call back into the index's write path).
 func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
 	for _, e := range ix.lanes.Directory() {
 		f(Worker(e.W), ix.search.Slots.Blocks(int(e.Slot)))
 	}
 }
 
-// QueueDepths appends to dst the number of events waiting in each writer's
-// queue (or being applied), one entry per writer, and returns it. A
-// synchronous index has no queues: it returns dst unchanged.
+// QueueDepths appends to dst the events waiting in (or being applied from)
+// each writer's queue; a synchronous index has none: dst comes back as is.
 func (ix *Indexer) QueueDepths(dst []int) []int { return ix.lanes.QueueDepths(dst) }
 
 // Workers returns how many workers hold a slot.

@@ -8,22 +8,13 @@ import (
 	"github.com/flashindexer/flashindexer/internal/order"
 )
 
-// Kernels describes the worker-set kernels in use, for logs and the bench.
-func Kernels() string { return asm.Kernels() }
-
 // Features is what the index found on this machine and what it chose.
 type Features struct {
-	// Machine is the CPU's brand, cores and caches, and the CPUs this
-	// process may run on.
-	Machine string
-	// Detected lists the CPU features the worker-set kernels can use that
-	// this CPU has (avx2, avx512f, avx512bw, bmi2).
-	Detected []string
+	Machine  string   // the CPU's brand, cores and caches, and the CPUs this process may use
+	Detected []string // the CPU features the kernels can use that it has (avx2, avx512f, avx512bw, bmi2)
 	// Kernel is the subset kernel family the search uses for wide worker
-	// sets: avx512, avx2 or generic.
-	Kernel string
-	// KernelFromWorkers is the MaxWorkers from which the search's
-	// checkpoint test runs the kernel first (below it, a Go loop).
+	// sets (avx512, avx2 or generic), from KernelFromWorkers (MaxWorkers).
+	Kernel            string
 	KernelFromWorkers int
 	// Pinning reports whether writer goroutines can be pinned to CPUs
 	// here; WriterCPUs is where New's default writers would go.

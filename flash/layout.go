@@ -8,11 +8,9 @@ import (
 	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
-// The API's types pass to and from the internal packages in place, through
-// unsafe (view, Stats, Event): these declarations fail to compile unless
-// each pair has one layout. [1]int{}[a - b] indexes a one-element array
-// with a constant, which builds only when a == b (a − b past 0 is out of
-// range, below it overflows uintptr).
+// The API's types pass to the internal packages in place, through unsafe:
+// these fail to compile unless each pair has one layout ([1]int{}[a-b]
+// builds only when a == b).
 var (
 	// Blocks of a Stored event, as worker.Block.
 	_ = [1]int{}[unsafe.Sizeof(Block{})-unsafe.Sizeof(worker.Block{})]

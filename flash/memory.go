@@ -1,8 +1,6 @@
 package flash
 
 import (
-	"slices"
-
 	"github.com/flashindexer/flashindexer/flash/internal/worker"
 )
 
@@ -43,17 +41,11 @@ func (m Memory) Total() int {
 	return m.Tables + m.Entries + m.Nodes + m.IDs + m.Content + m.Predictions
 }
 
-// Memory walks the index's parts: each lane's workers on its writer between
-// two events (as Dump does), the tables under their shard locks. Not for
-// hot paths.
+// Memory walks the index's parts, each lane's workers between two of its
+// events (as Dump does). Not for hot paths.
 func (ix *Indexer) Memory() Memory {
 	var m Memory
-	for _, t := range slices.Concat(ix.search.Tabs, ix.search.Preds) {
-		st := t.Stats()
-		m.Tables += st.Bytes
-		m.TableRoom += st.Reserved
-		m.Keys += st.Keys
-	}
+	m.Tables, m.TableRoom, m.Keys = ix.search.TableStats()
 	if !ix.sets.Inline {
 		m.Entries = int(ix.sets.Arena.Stats().ReservedBytes)
 	}

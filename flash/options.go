@@ -61,26 +61,20 @@ func WithWriters(n int) Option { return func(s *settings) { s.writers = max(0, n
 
 // WithSyncLanes sets the lanes of a synchronous index (WithWriters(0)):
 // 1 to MaxSyncLanes, default 1. Each worker belongs to one lane (LaneOf);
-// Apply holds its worker's lane while it applies the event on the caller's
-// goroutine, so callers whose workers are in different lanes apply their
-// events in parallel, with no goroutine hand-over: a router with one event
-// goroutine per engine endpoint uses its own goroutines as the writers.
-// With more than one lane, writers lock the shard of each shared entry they
-// change, unless each lane has a table of its own (WithLaneTables).
+// Apply holds its worker's lane while it applies the event, so callers
+// whose workers are in different lanes (a router's goroutine per engine
+// endpoint) apply in parallel. Ignored with writers (WithWriters above 0):
+// each writer goroutine is a lane.
 func WithSyncLanes(n int) Option {
 	return func(s *settings) { s.syncLanes = min(max(1, n), MaxSyncLanes) }
 }
 
 // WithLaneTables gives every lane (writer goroutine, or synchronous lane) a
-// shared table of its own, holding the entries of its own workers only:
-// writers in different lanes then share no part of a table (no shard locks,
-// no table lines moving between their cores), and a query searches each
-// lane's table in turn and joins the answers, which stay exact since each
-// worker is in one lane. Stores scale with the lanes; a query costs about
-// one search per lane, and a content held in several lanes has an entry in
-// each; each table also has its own inline slots for the first positions
-// (64 KiB). Without it (the default) the lanes share one table and lock its
-// shards.
+// shared table of its own, holding its own workers' entries: lanes then
+// share no part of a table and take no shard locks, and a query searches
+// each lane's table and joins the answers (about one search per lane).
+// Without it (the default) the lanes share one table and lock its shards.
+// Ignored with one lane: that lane's table is the index's.
 func WithLaneTables(on bool) Option { return func(s *settings) { s.laneTables = on } }
 
 // MaxSyncLanes bounds WithSyncLanes.
@@ -89,29 +83,26 @@ const MaxSyncLanes = 64
 // WithJumpSize sets the distance between jump-search checkpoints.
 func WithJumpSize(j int) Option { return func(s *settings) { s.jump = max(1, j) } }
 
-// WithQueueSize sets each writer's queue length in events.
+// WithQueueSize sets each writer's queue length in events. Ignored by a
+// synchronous index (WithWriters(0)), which has no queue.
 func WithQueueSize(n int) Option { return func(s *settings) { s.queue = max(1, n) } }
 
 // WithPinning sets whether writer threads are pinned to CPUs (default on;
-// where pinning is not possible it is skipped).
+// where pinning is not possible it is skipped). Ignored by a synchronous
+// index (WithWriters(0)): its writers are the callers' goroutines.
 func WithPinning(on bool) Option { return func(s *settings) { s.pin = on } }
 
 // WithEventIDs turns on tracking of every worker's event ids (Event.ID, the
 // engine's sequence number): each worker's first event sets its sequence;
 // afterwards an id above the next expected one is a gap (events were lost
 // upstream), an id at or below the last one a restart (the engine started
-// again). Both are counted (Stats.EventGaps, Stats.EventRestarts) and, when
-// onGap is not nil, reported with the expected and the received id, so a
-// router can resync that worker (for example: Cleared, then replay). The
-// event itself is applied as usual. onGap runs on the goroutine that applies
-// the event and must not block or call back into the index.
+// again). Both are counted (Stats.EventGaps, Stats.EventRestarts) and
+// reported to onGap with the expected and the received id, so a router can
+// resync that worker; the event itself applies as usual. onGap runs on the
+// goroutine that applies the event and must not block or call back into
+// the index. WithEventIDs(nil) is the default: no tracking.
 func WithEventIDs(onGap func(w Worker, expected, got uint64)) Option {
-	return func(s *settings) {
-		s.onGap = onGap
-		if onGap == nil {
-			s.onGap = func(Worker, uint64, uint64) {}
-		}
-	}
+	return func(s *settings) { s.onGap = onGap }
 }
 
 // WithRejectHandler sets a function called with every rejected event and its
@@ -123,23 +114,15 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 }
 
 // WithWorkerCapacity tells the index how many blocks each worker's cache
-// holds (vLLM's num_gpu_blocks): a worker's private state (its engine-id
-// map and its nodes, up to 2^20 blocks) is made for that many blocks when
-// the worker is first seen (its first event, or Indexer.AddWorker ahead of
-// it) and kept through Cleared events, so filling its cache allocates
-// nothing more for it (their pages are mapped then, not by the first
-// events that write them). When it takes its slot, room is set aside for its
-// blocks in the shared tables it writes (48 bytes a block, kept by the
-// tables; given back for later workers when it is removed), with the
-// levels of the first 1,024 positions and a batch scratch for its events:
-// a fleet declared ahead fills from empty without allocating while its
-// tables fit that room, as a prompt's positions do (most blocks early; on
-// the Mooncake trace at 16, 96 and 256 workers they do). Past 128 workers,
-// a worker at slot 63 or past it moves each set it joins first into an
-// arena slot (16 + MaxWorkers/8 bytes), so it also sets aside one slot a
-// block, its pages mapped, for the sets it may move. Without a hint
-// a worker's state grows as blocks arrive (amortised) and a Cleared worker
-// keeps only a small part of it.
+// holds (vLLM's num_gpu_blocks). When a worker is first seen (its first
+// event, or Indexer.AddWorker ahead of it), its private state (up to 2^20
+// blocks) is made for that many blocks, its pages mapped, and kept through
+// Cleared events; room is set aside for its blocks in the shared tables
+// (48 bytes a block, given back when it is removed), and past 128 workers
+// arena slots for the sets it may widen. A fleet declared ahead then fills
+// from empty without allocating while its blocks fit that room.
+// Without a hint a worker's state grows as blocks arrive (amortised) and a
+// Cleared worker keeps only a small part of it.
 func WithWorkerCapacity(blocks int) Option {
 	return WithWorkerCapacityOf(func(Worker) int { return blocks })
 }

@@ -48,22 +48,15 @@ type Scores struct {
 	// (Sort orders them).
 	Matches []Match
 
-	seqs   []SeqHash // lazily computed chain of the query
-	sets   []uint64  // worker-set scratch of the jump search
-	probes int       // entries the last search looked up
-	calls  uint32    // FindMatches calls with this result: picks the timed ones
-	pred   search.Scratch
+	st search.State // the search's buffers
 }
 
 // Probes returns how many index entries the last FindMatches looked up:
 // D/J + drop-out groups × log J for the jump search.
-func (s *Scores) Probes() int { return s.probes }
+func (s *Scores) Probes() int { return s.st.Probes }
 
 // Reset empties the result, keeping its buffers.
 func (s *Scores) Reset() { s.Matches = s.Matches[:0] }
-
-// Add appends a match. Backends outside this package use it.
-func (s *Scores) Add(m Match) { s.Matches = append(s.Matches, m) }
 
 // Depth returns w's depth, 0 if it is absent.
 func (s *Scores) Depth(w Worker) int {
@@ -99,13 +92,4 @@ func (s *Scores) Best() (best Match, ok bool) {
 		}
 	}
 	return best, ok
-}
-
-// SeqScratch returns a buffer of at least n sequence hashes owned by s, for
-// backends that compute a query's chain. Its contents are undefined.
-func (s *Scores) SeqScratch(n int) []SeqHash {
-	if cap(s.seqs) < n {
-		s.seqs = make([]SeqHash, n)
-	}
-	return s.seqs[:n]
 }

@@ -30,11 +30,8 @@ func (ix *Indexer) Dump(w io.Writer, workers ...Worker) (int, error) {
 // predictions too: snapshots hold none); other workers are untouched.
 // Events accepted before the call apply first, as with Flush. A truncated,
 // corrupted or inconsistent snapshot returns an error wrapping ErrSnapshot
-// and changes nothing; so does one with more new workers than the slots
-// left free once those events applied (ErrTooManyWorkers): the slots it
-// needs are set aside before it changes anything, and a new worker of a
-// concurrent event finds them taken. On a
-// closed index it returns ErrClosed and changes nothing; when Close lands
-// while Restore runs, Restore returns ErrClosed and only the lanes it
-// reached before Close (if any) hold their restored workers.
+// and changes nothing; so does one with more new workers than the free
+// slots (ErrTooManyWorkers). On a closed index it returns ErrClosed and
+// changes nothing; when Close lands while Restore runs, it returns ErrClosed
+// and only the lanes it reached before Close hold their restored workers.
 func (ix *Indexer) Restore(r io.Reader) error { return ix.lanes.Restore(r) }

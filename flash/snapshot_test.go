@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
-	"github.com/zeebo/xxh3"
 )
 
 // churn applies random stores (some under a second engine id), removes

@@ -26,10 +26,8 @@ type Stats struct {
 	StoredApplied, RemovedApplied                    uint64
 	StoredRejected, RemovedRejected, ClearedRejected uint64
 	Predictions, PredictionsRejected                 uint64 // Predict calls applied, and rejected (for any reason; counted here only)
-	// QueryHits: FindMatches calls that some worker matched (at least its
-	// first block, by events or predictions); QueryMatchedBlocks: the
-	// deepest match's blocks, summed over them. The hit rate is
-	// QueryHits/Queries, the share of query blocks found cached
-	// QueryMatchedBlocks/QueryBlocks.
+	// QueryHits: FindMatches calls that some worker matched (hit rate:
+	// QueryHits/Queries); QueryMatchedBlocks: the deepest match's blocks,
+	// summed over them (blocks found cached: QueryMatchedBlocks/QueryBlocks).
 	QueryHits, QueryMatchedBlocks uint64
 }

@@ -8,8 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flashindexer/flashindexer/flash"
 	"github.com/zeebo/xxh3"
+
+	"github.com/flashindexer/flashindexer/flash"
 )
 
 // traceRequests loads the Mooncake conversation trace as hash-id lists, or
@@ -122,7 +123,7 @@ func (n naiveIndex) find(q flash.Query, dst *flash.Scores) {
 			d++
 		}
 		if d > 0 {
-			dst.Add(flash.Match{Worker: w, Depth: d})
+			dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d})
 		}
 	}
 }

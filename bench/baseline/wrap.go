@@ -49,7 +49,7 @@ func (l *locked) FindMatches(q flash.Query, dst *flash.Scores) {
 	if !countQuery(&l.counters, q) {
 		return
 	}
-	seqs := model.SeqsOf(q, dst)
+	seqs := model.SeqsOf(q)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	l.st.find(q, seqs, dst, l.tokens, l.front.BlockCount)
@@ -207,7 +207,7 @@ func newActor(cfg flash.Config, st state) *actor {
 func (a *actor) loop() {
 	defer close(a.done)
 	serve(a.inbox, a.front, a.st, func(r *request) {
-		a.st.find(r.q, model.SeqsOf(r.q, r.dst), r.dst, a.tokens, a.front.BlockCount)
+		a.st.find(r.q, model.SeqsOf(r.q), r.dst, a.tokens, a.front.BlockCount)
 	})
 }
 
@@ -248,7 +248,7 @@ func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 	if !a.send(a.inbox, request{kind: reqFind, q: q, dst: dst}, true) {
 		// Closed: the state is final and the actor gone; answer directly.
 		<-a.done
-		a.st.find(q, model.SeqsOf(q, dst), dst, a.tokens, a.front.BlockCount)
+		a.st.find(q, model.SeqsOf(q), dst, a.tokens, a.front.BlockCount)
 	}
 }
 

@@ -108,7 +108,7 @@ func (s *Sketch) Find(q flash.Query, dst *flash.Scores) {
 			for ; g != 0; g &= g - 1 {
 				slot := k<<6 | bits.TrailingZeros64(g)
 				if slot < len(ids) && d > 0 {
-					dst.Add(flash.Match{Worker: flash.Worker{ID: ids[slot]}, Depth: d})
+					dst.Matches = append(dst.Matches, flash.Match{Worker: flash.Worker{ID: ids[slot]}, Depth: d})
 				}
 			}
 		}

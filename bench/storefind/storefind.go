@@ -125,7 +125,7 @@ func (n Naive) Find(q flash.Query, dst *flash.Scores) {
 			d++
 		}
 		if d > 0 {
-			dst.Add(flash.Match{Worker: flash.Worker{ID: w}, Depth: d})
+			dst.Matches = append(dst.Matches, flash.Match{Worker: flash.Worker{ID: w}, Depth: d})
 		}
 	}
 }

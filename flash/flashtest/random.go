@@ -372,7 +372,7 @@ func (d *differential) snapshot() {
 		var want flash.Scores
 		for _, m := range d.rsc.Matches {
 			if n := m.Depth - m.Predicted; n > 0 && dumped(m.Worker) {
-				want.Add(flash.Match{Worker: m.Worker, Depth: n, Tokens: n * d.cfg.BlockSize, Blocks: m.Blocks})
+				want.Matches = append(want.Matches, flash.Match{Worker: m.Worker, Depth: n, Tokens: n * d.cfg.BlockSize, Blocks: m.Blocks})
 			}
 		}
 		want.Sort()

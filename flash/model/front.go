@@ -2,6 +2,7 @@ package model
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
 )
@@ -66,7 +67,7 @@ func (c *Front) Apply(ev *flash.Event, s Sink) error {
 	if s == nil {
 		s = noSink{}
 	}
-	err := c.cfg.CheckEvent(ev)
+	err := checkEvent(ev, c.cfg.MaxBatch)
 	if err == nil {
 		err = c.applyValid(ev, s)
 	}
@@ -236,12 +237,51 @@ func (c *Front) Workers(f func(w flash.Worker)) {
 // Known reports whether w holds a slot.
 func (c *Front) Known(w flash.Worker) bool { return c.workers[w] != nil }
 
-// SeqsOf returns q's sequence hashes, computing them into dst's scratch
-// when q carries none.
-func SeqsOf(q flash.Query, dst *flash.Scores) []flash.SeqHash {
+// SeqsOf returns q's sequence hashes, computed (into a new slice) when q
+// carries none.
+func SeqsOf(q flash.Query) []flash.SeqHash {
 	if q.HasSeqs() {
 		return q.Seqs
 	}
-	s := dst.SeqScratch(len(q.Locals))[:0]
-	return flash.ChainLocals(s, q.Locals)
+	return flash.ChainLocals(nil, q.Locals)
+}
+
+// checkEvent returns the error of an event that is malformed on its own,
+// whatever the index holds (package flash, Event): an unknown kind, a
+// Stored or Removed event with no blocks or more than maxBatch.
+func checkEvent(ev *flash.Event, maxBatch int) error {
+	n := len(ev.Hashes)
+	switch ev.Kind {
+	case flash.KindStored:
+		n = len(ev.Blocks)
+	case flash.KindRemoved:
+	case flash.KindCleared:
+		return nil
+	default:
+		return flash.ErrBadKind
+	}
+	switch {
+	case n == 0:
+		return flash.ErrEmptyEvent
+	case n > maxBatch:
+		return flash.ErrBatchTooLarge
+	}
+	return nil
+}
+
+// checkPrediction returns the error of a prediction that is malformed on
+// its own (package flash, Predictor): no blocks, more than MaxBatch or
+// MaxDepth, a ttl ≤ 0.
+func checkPrediction(cfg *flash.Config, q *flash.Query, ttl time.Duration) error {
+	switch n := len(q.Locals); {
+	case n == 0:
+		return flash.ErrEmptyEvent
+	case n > cfg.MaxBatch:
+		return flash.ErrBatchTooLarge
+	case n > cfg.MaxDepth:
+		return flash.ErrTooDeep
+	case ttl <= 0:
+		return flash.ErrBadTTL
+	}
+	return nil
 }

@@ -58,10 +58,7 @@ func (m *Model) Apply(ev flash.Event) error {
 // predicted for it.
 func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 	dst.Reset()
-	seqs := q.Seqs
-	if !q.HasSeqs() {
-		seqs = flash.ChainLocals(nil, q.Locals)
-	}
+	seqs := SeqsOf(q)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.counters.Add(CounterQueries, 1)
@@ -78,7 +75,7 @@ func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
 		}
 		d := max(exact, pred)
 		if d > 0 {
-			dst.Add(flash.Match{Worker: w, Depth: d, Predicted: d - exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
+			dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Predicted: d - exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
 		}
 	})
 	m.counters.CountHit(dst)

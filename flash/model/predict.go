@@ -25,7 +25,7 @@ func (m *Model) Predict(w flash.Worker, q flash.Query, ttl time.Duration) error 
 	defer m.mu.Unlock()
 	err := flash.ErrClosed
 	if !m.closed {
-		err = m.cfg.CheckPrediction(&q, ttl)
+		err = checkPrediction(&m.cfg, &q, ttl)
 	}
 	if err == nil {
 		err = m.front.Touch(w)

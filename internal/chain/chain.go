@@ -3,7 +3,13 @@
 // block's local hash, as Dynamo's router computes it.
 package chain
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
+)
 
 // Seed is the XXH3 seed of local hashes and of the chain.
 const Seed uint64 = 1337
@@ -34,3 +40,32 @@ const (
 	Flip2 = 0xaf56bc3b09964d01
 	Prime = 0x165667919e3779f9
 )
+
+// littleEndian reports whether uint32 tokens are laid out in memory as the
+// little-endian bytes the local hash is defined over, so they can be
+// hashed in place.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// HashTokens returns XXH3-64 with seed over tokens as little-endian uint32
+// bytes, a block's local hash. On little-endian machines it hashes the
+// tokens in place; elsewhere it writes their bytes into *buf (grown as
+// needed, nil for a new one each call).
+func HashTokens(tokens []uint32, seed uint64, buf *[]byte) uint64 {
+	if littleEndian {
+		return xxh3.HashSeed(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(tokens))), 4*len(tokens)), seed)
+	}
+	var b []byte
+	if buf != nil {
+		b = (*buf)[:0]
+	}
+	for _, t := range tokens {
+		b = binary.LittleEndian.AppendUint32(b, t)
+	}
+	if buf != nil {
+		*buf = b
+	}
+	return xxh3.HashSeed(b, seed)
+}

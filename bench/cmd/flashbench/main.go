@@ -360,7 +360,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 	if name == "" {
 		name = "embedded Mooncake conversation trace"
 	}
-	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: flash.Kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables,
+	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables,
 		CacheBlocks: o.cacheBlocks, Cold: o.cold}
 	if o.hints {
 		rep.CapacityHint = o.cacheBlocks
@@ -585,4 +585,11 @@ func main() {
 			os.Exit(2)
 		}
 	}
+}
+
+// kernels describes the worker-set kernels the index uses here, for the
+// report's header.
+func kernels() string {
+	f := flash.DetectFeatures()
+	return fmt.Sprintf("%s from %d workers (generic below)", f.Kernel, f.KernelFromWorkers)
 }

@@ -59,6 +59,23 @@ type Set struct {
 	stopTick   chan struct{} // closed by Close
 }
 
+// Tables returns the shared tables of an index of that many lanes and
+// planes: a group of planes tables (a table per plane of 64 worker slots),
+// or with perLane one group per lane, each then written by its lane alone
+// (one shard a position: shards only keep writers off each other's locks).
+func Tables(lanes, planes int, perLane bool) (tabs []*shardmap.Map) {
+	if perLane && lanes > 1 {
+		for range lanes * planes {
+			tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
+		}
+		return tabs
+	}
+	for range planes {
+		tabs = append(tabs, shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(lanes))))
+	}
+	return tabs
+}
+
 // ExpiryTick is how often a Set with predictions has each lane drop what
 // expired, while nothing else makes it step.
 const ExpiryTick = 10 * time.Millisecond

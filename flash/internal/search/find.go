@@ -3,6 +3,7 @@ package search
 import (
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -50,6 +51,19 @@ type Index struct {
 	// Predicted counts their blocks (0: none to search).
 	Preds     []*shardmap.Map
 	Predicted *atomic.Int64
+
+	Tally   Tally   // every query, counted (Find)
+	Latency Latency // sampled queries, timed (Find)
+}
+
+// TableStats returns the bytes of every shared table (exact and predicted
+// blocks'), the part of them set aside and not yet used, and their keys.
+func (ix *Index) TableStats() (bytes, room, keys int) {
+	for _, t := range slices.Concat(ix.Tabs, ix.Preds) {
+		st := t.Stats()
+		bytes, room, keys = bytes+st.Bytes, room+st.Reserved, keys+st.Keys
+	}
+	return bytes, room, keys
 }
 
 // base is the first word of the slots table k's sets hold.
