@@ -4,20 +4,18 @@ package allocs
 
 import "testing"
 
-// tries bounds the measurements Of makes.
-const tries = 3
+// runs is how many runs Of measures.
+const runs = 3
 
-// Of returns the heap allocations of one run of f, after a warm-up run
-// (testing.AllocsPerRun with one run: an average over several would round
-// a few allocations down to none). The count is the process's, and the
-// runtime allocates on its own now and then (a goroutine it starts for a
-// collection, say), so a nonzero count is measured again, up to three
-// times, and the least is returned: what f allocates itself shows every
-// time.
+// Of returns the most heap allocations of one run of f over three runs,
+// after a warm-up run (testing.AllocsPerRun with one run each: an average
+// over several would round a few allocations down to none). A path that
+// allocates in one run of three shows: Of reports every allocation it
+// sees.
 func Of(f func()) float64 {
-	n := testing.AllocsPerRun(1, f)
-	for i := 1; i < tries && n != 0; i++ {
-		n = min(n, testing.AllocsPerRun(1, f))
+	n := 0.0
+	for range runs {
+		n = max(n, testing.AllocsPerRun(1, f))
 	}
 	return n
 }

@@ -107,12 +107,16 @@ func For(id uint64, lanes int) int {
 // an event decoded a while ago, or one of many held in a batch, is out of
 // cache by then, and its first block's miss would stall the work that
 // depends on it.
-func prefetchEvent(ev *Event) {
-	p, n := unsafe.Pointer(unsafe.SliceData(ev.Blocks)), uintptr(len(ev.Blocks))*unsafe.Sizeof(worker.Block{})
-	if ev.Kind != Stored {
-		p, n = unsafe.Pointer(unsafe.SliceData(ev.Hashes)), uintptr(len(ev.Hashes))*8
+func prefetchEvent(ev *Event) { order.PrefetchLines(eventLines(ev)) }
+
+// eventLines returns where prefetchEvent asks for and how many bytes: the
+// first prefetchEventBytes of a Stored event's blocks, or of any other's
+// hashes.
+func eventLines(ev *Event) (addr, n uintptr) {
+	if ev.Kind == Stored {
+		return uintptr(unsafe.Pointer(unsafe.SliceData(ev.Blocks))), min(uintptr(len(ev.Blocks))*unsafe.Sizeof(worker.Block{}), prefetchEventBytes)
 	}
-	order.PrefetchLines(uintptr(p), min(n, prefetchEventBytes))
+	return uintptr(unsafe.Pointer(unsafe.SliceData(ev.Hashes))), min(uintptr(len(ev.Hashes))*8, prefetchEventBytes)
 }
 
 // prefetchEventBytes: prefetchEvent asks for up to this many bytes of an

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
@@ -35,38 +36,28 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// prefetchEvent changes no event and no block, and returns: events of
-// every kind, empty, short, and longer than it asks for, and slices that
-// end where their allocation ends (a prefetch never faults, so that is
-// what a test sees of it).
-func TestPrefetchEvent_ChangesNothing(t *testing.T) {
+// prefetchEvent asks for the first bytes of what the writer reads first:
+// a Stored event's blocks, any other's hashes, up to prefetchEventBytes;
+// nothing for an empty one.
+func TestPrefetchEvent_Lines(t *testing.T) {
 	blocks := make([]worker.Block, 200)
-	for i := range blocks {
-		blocks[i] = worker.Block{Hash: uint64(i) + 1, Local: uint64(i) * 7}
-	}
-	hashes := []uint64{1, 2, 3}
-	evs := []Event{
-		{Kind: Stored},
-		{Kind: Stored, Blocks: blocks[:1]},
-		{Kind: Stored, Blocks: blocks[:3]},
-		{Kind: Stored, Blocks: blocks},
-		{Kind: Removed},
-		{Kind: Removed, Hashes: hashes},
-		{Kind: Cleared},
-		{Kind: Kind(9), Blocks: blocks},
-	}
-	page := make([]worker.Block, 4096/16*2)
-	evs = append(evs, Event{Kind: Stored, Blocks: page[len(page)-2:]}, Event{Kind: Removed, Hashes: make([]uint64, 1<<10)[1<<10-1:]})
-	for _, ev := range evs {
-		before := ev
-		prefetchEvent(&ev)
-		if ev.Kind != before.Kind || len(ev.Blocks) != len(before.Blocks) || len(ev.Hashes) != len(before.Hashes) {
-			t.Fatalf("event changed: %+v", ev)
-		}
-	}
-	for i := range blocks {
-		if blocks[i] != (worker.Block{Hash: uint64(i) + 1, Local: uint64(i) * 7}) {
-			t.Fatalf("block %d changed: %+v", i, blocks[i])
+	hashes := make([]uint64, 300)
+	addr := func(p unsafe.Pointer) uintptr { return uintptr(p) }
+	for _, c := range []struct {
+		ev      Event
+		at, len uintptr
+	}{
+		{Event{Kind: Stored}, 0, 0},
+		{Event{Kind: Stored, Blocks: blocks[:1], Hashes: hashes}, addr(unsafe.Pointer(&blocks[0])), 16},
+		{Event{Kind: Stored, Blocks: blocks[3:6]}, addr(unsafe.Pointer(&blocks[3])), 48},
+		{Event{Kind: Stored, Blocks: blocks}, addr(unsafe.Pointer(&blocks[0])), prefetchEventBytes},
+		{Event{Kind: Removed}, 0, 0},
+		{Event{Kind: Removed, Hashes: hashes[:3], Blocks: blocks}, addr(unsafe.Pointer(&hashes[0])), 24},
+		{Event{Kind: Removed, Hashes: hashes}, addr(unsafe.Pointer(&hashes[0])), prefetchEventBytes},
+		{Event{Kind: Cleared}, 0, 0},
+	} {
+		if at, n := eventLines(&c.ev); at != c.at || n != c.len {
+			t.Fatalf("%v event of %d blocks, %d hashes: asks for %d bytes at %#x, want %d at %#x", c.ev.Kind, len(c.ev.Blocks), len(c.ev.Hashes), n, at, c.len, c.at)
 		}
 	}
 }

@@ -80,33 +80,37 @@ func checkPrepKeys(t *testing.T, seed uint64, steps int) {
 	}
 }
 
-// prefetchNodes reads no node past its chunk and changes no state: at the
-// first node, mid-chunk, at a chunk's last node and past it, past the
-// last chunk, and with nodes freed.
-func TestPrefetchNodes_ChangesNothing(t *testing.T) {
+// prefetchNodes asks for the nodes freshNodes would take next (peekFresh):
+// the next n of the current chunk that exist, none when a freed node comes
+// first or no chunk is made; at the first node, mid-chunk, at a chunk's
+// last node and past it, and past the last chunk. It takes none.
+func TestPeekFresh(t *testing.T) {
+	const c = 1 << nodeChunkBits
 	ws := &State{}
-	ws.chunks = [][]node{make([]node, 1<<nodeChunkBits), make([]node, 1<<nodeChunkBits)[:5]}
-	for _, c := range ws.chunks {
-		for k := range c {
-			c[k] = node{seq: uint64(k), ext: uint64(k) + 1, pos: uint32(k)}
+	ws.chunks = [][]node{make([]node, c), make([]node, c)[:5]}
+	for _, tc := range []struct {
+		n, freed uint32
+		k        int
+		want     []node // nil: none
+	}{
+		{0, 0, 3, ws.chunks[0][:3]},
+		{7, 0, 1000, ws.chunks[0][7:min(c, 1007)]},
+		{c - 1, 0, 63, ws.chunks[0][c-1:]},
+		{c, 0, 63, ws.chunks[1][:5]},
+		{c + 3, 0, 1, ws.chunks[1][3:4]},
+		{c + 5, 0, 2, nil},
+		{3 * c, 0, 2, nil},
+		{7, 1, 4, nil},
+		{7, 0, 0, ws.chunks[0][7:7]},
+	} {
+		ws.n, ws.freed = tc.n, tc.freed
+		got := ws.peekFresh(tc.k)
+		if len(got) != len(tc.want) || len(got) > 0 && &got[0] != &tc.want[0] {
+			t.Fatalf("n %d, freed %d: peekFresh(%d) = %d nodes, want %d (or other nodes)", tc.n, tc.freed, tc.k, len(got), len(tc.want))
 		}
-	}
-	for _, n := range []uint32{0, 1, 7, 1<<nodeChunkBits - 1, 1 << nodeChunkBits, 1<<nodeChunkBits + 3, 1<<nodeChunkBits + 5, 3 << nodeChunkBits} {
-		for _, freed := range []uint32{0, 1} {
-			ws.n, ws.freed = n, freed
-			for _, k := range []int{0, 1, 2, 63, 1000} {
-				ws.prefetchNodes(k)
-				if ws.n != n || ws.freed != freed {
-					t.Fatalf("n %d, freed %d: state changed to %d, %d", n, freed, ws.n, ws.freed)
-				}
-			}
-		}
-	}
-	for _, c := range ws.chunks {
-		for k := range c {
-			if c[k] != (node{seq: uint64(k), ext: uint64(k) + 1, pos: uint32(k)}) {
-				t.Fatalf("node %d changed: %+v", k, c[k])
-			}
+		ws.prefetchNodes(tc.k)
+		if ws.n != tc.n || ws.freed != tc.freed {
+			t.Fatalf("n %d, freed %d: prefetchNodes took nodes (%d, %d)", tc.n, tc.freed, ws.n, ws.freed)
 		}
 	}
 }
