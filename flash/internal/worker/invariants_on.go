@@ -151,5 +151,5 @@ func (o *Owner) Check(ws *State) {
 // worker slot w.
 func (o *Owner) holds(pos int, seq uint64, w int) bool {
 	tab, b := o.W.Plane(w)
-	return o.W.Sets.Holds(tab, pos, seq, b)
+	return o.W.Sets.Holds(tab.Map(), pos, seq, b)
 }
