@@ -105,6 +105,23 @@ func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
 	return arena.Current(sl, e.handle()) && arena.Seq(sl) == seq && bitset.AtomicTest(arena.Bits(sl), w)
 }
 
+// Members calls f with each worker slot in entry e of a table whose sets
+// start at slot base (a plane's first), for invariant checks.
+func (s *Sets) Members(e Entry, base int, f func(slot int)) {
+	if s.Inline || e.inline() {
+		for b := uint64(e); b != 0; b &= b - 1 {
+			f(base + bits.TrailingZeros64(b))
+		}
+		return
+	}
+	bs := arena.Bits(s.Arena.Slot(e.handle().Ref()))
+	for i := range bs {
+		for b := atomic.LoadUint64(&bs[i]); b != 0; b &= b - 1 {
+			f(64*i + bits.TrailingZeros64(b))
+		}
+	}
+}
+
 // Reserve sets arena room aside for worker slot w, which will hold up to
 // n blocks (n < 0 gives it back): in the handle form, a worker at
 // inlineSlots or past it moves each entry it is the first such member of

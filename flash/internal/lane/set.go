@@ -289,6 +289,7 @@ func (s *Set) Close() error {
 		// lanes' locks, as a synchronous Set's does.
 		s.halted.Store(true)
 	}
+	s.checkTables()
 	return nil
 }
 

@@ -153,3 +153,14 @@ func (o *Owner) holds(pos int, seq uint64, w int) bool {
 	tab, b := o.W.Plane(w)
 	return o.W.Sets.Holds(tab.Map(), pos, seq, b)
 }
+
+// Attached returns ws's slot and its attached nodes: each has the worker's
+// bit in its content's entry, and no other entry has it.
+func Attached(ws *State) (slot, n int) {
+	for i := uint32(0); i < ws.n; i++ {
+		if nd := ws.node(i); nd.live() && nd.attached() {
+			n++
+		}
+	}
+	return ws.Slot, n
+}
