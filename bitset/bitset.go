@@ -3,8 +3,6 @@ package bitset
 import (
 	"math/bits"
 	"sync/atomic"
-
-	"github.com/flashindexer/flashindexer/asm"
 )
 
 // Words returns the number of words of a set of n bits.
@@ -57,14 +55,9 @@ func AndInto(dst, a, shared []uint64) int {
 }
 
 // IsSubset reports whether a ⊆ shared, stopping at the first word that says
-// no. Wide sets go to the SIMD kernel (package asm); a reader validates what
-// it read against the slot version, so a vector load racing an atomic bit
-// update is harmless.
+// no.
 func IsSubset(a, shared []uint64) bool {
 	n := min(len(a), len(shared))
-	if useSIMD(n) {
-		return asm.IsSubset(a[:n], shared[:n])
-	}
 	for i := 0; i < n; i++ {
 		if a[i]&^atomic.LoadUint64(&shared[i]) != 0 {
 			return false

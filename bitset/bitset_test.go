@@ -6,7 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
 )
 
@@ -220,16 +219,11 @@ func TestSlots_LowestFirst(t *testing.T) {
 // BenchmarkCheckpoint is a jump checkpoint at every width from 64 to 4,096
 // workers: given the active set (mask, its count known) and an entry's
 // shared set, find the active workers that hold the entry (out) and their
-// count. Two ways: the scalar AND-into-and-count loop; the subset kernel
-// first (all pass: copy the mask, else the loop). The kernel is called at
-// every width here (asm.Crossover 1); case=pass has every active worker
-// holding the entry, case=fail one worker missing in the middle word. (An
-// and-popcount kernel first, count equal: copy, else the loop, was never
-// ahead of the subset kernel first: docs/BENCHMARKS.md.)
+// count. Two ways: the scalar AND-into-and-count loop; the subset test
+// first (all pass: copy the mask, else the loop). case=pass has every
+// active worker holding the entry, case=fail one worker missing in the
+// middle word.
 func BenchmarkCheckpoint(b *testing.B) {
-	saved := asm.Crossover
-	asm.Crossover = 1
-	defer func() { asm.Crossover = saved }()
 	for _, words := range []int{1, 2, 4, 8, 16, 32, 64} {
 		for _, fail := range []bool{false, true} {
 			mask, shared, out := make([]uint64, words), make([]uint64, words), make([]uint64, words)
@@ -259,7 +253,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 			}
 			run("scalar", func() int { return bitset.AndInto(out, mask, shared) })
 			run("subset", func() int {
-				if asm.IsSubset(mask, shared) {
+				if bitset.IsSubset(mask, shared) {
 					copy(out, mask)
 					return cnt
 				}

@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/flashindexer/flashindexer/arena"
-	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
 	"github.com/flashindexer/flashindexer/flash/internal/lane"
@@ -51,7 +50,7 @@ func New(opts ...Option) *Indexer {
 	if bw > 1 && bw <= maxPlanes {
 		planes, bw = bw, 1
 	}
-	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1, Wide: asm.UseKernel(bw)}
+	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1}
 	n := cmp.Or(s.writers, s.syncLanes)
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,

@@ -3,7 +3,6 @@ package flash_test
 import (
 	"testing"
 
-	"github.com/flashindexer/flashindexer/asm"
 	"github.com/flashindexer/flashindexer/flash"
 	"github.com/flashindexer/flashindexer/flash/flashtest"
 )
@@ -61,26 +60,12 @@ func TestFlash_WorkerBlocksAndQueueDepths(t *testing.T) {
 	}
 }
 
-// DetectFeatures reports what asm selected, and the kernel it names is one
-// the CPU supports.
+// DetectFeatures describes the machine and plans a CPU for each default
+// writer where it can pin them.
 func TestDetectFeatures(t *testing.T) {
 	f := flash.DetectFeatures()
-	if f.Kernel != asm.Active().String() || f.KernelFromWorkers != 64*asm.Crossover || f.Machine == "" || f.GOMAXPROCS < 1 {
+	if f.Machine == "" || f.GOMAXPROCS < 1 {
 		t.Fatalf("features %+v", f)
-	}
-	has := map[string]bool{}
-	for _, d := range f.Detected {
-		has[d] = true
-	}
-	switch f.Kernel {
-	case "avx512":
-		if !has["avx512f"] || !has["avx512bw"] || !has["bmi2"] {
-			t.Fatalf("avx512 kernels chosen, detected %v", f.Detected)
-		}
-	case "avx2":
-		if !has["avx2"] || has["avx512f"] && has["avx512bw"] && has["bmi2"] {
-			t.Fatalf("avx2 kernels chosen, detected %v", f.Detected)
-		}
 	}
 	if f.Pinning && len(f.WriterCPUs) != flash.DefaultWriters() {
 		t.Fatalf("%d writer CPUs planned for %d writers", len(f.WriterCPUs), flash.DefaultWriters())

@@ -184,7 +184,6 @@ type Point struct {
 type Report struct {
 	Machine string `json:"machine"`
 	Go      string `json:"go"`
-	Kernels string `json:"kernels"`
 	Writers int    `json:"writers"` // flash's writer goroutines (0: synchronous Apply)
 	Feeders int    `json:"feeders"` // event goroutines of the replay
 	// LaneTables: flash's lanes have a table each (flash.WithLaneTables).
@@ -360,7 +359,7 @@ func run(args []string, stdout io.Writer, stderr *os.File) error {
 	if name == "" {
 		name = "embedded Mooncake conversation trace"
 	}
-	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Kernels: kernels(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables,
+	rep := &Report{Machine: affinity.Describe(), Go: runtime.Version(), Trace: name, BlockSize: o.blockSize, Writers: o.writers, Feeders: o.feeders, LaneTables: o.laneTables,
 		CacheBlocks: o.cacheBlocks, Cold: o.cold}
 	if o.hints {
 		rep.CapacityHint = o.cacheBlocks
@@ -532,7 +531,7 @@ func writeProfile(name, path string) error {
 }
 
 func printTable(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s, kernels: %s\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go, rep.Kernels)
+	fmt.Fprintf(w, "flashbench: %s, %d-token blocks\n%s, %s\n", rep.Trace, rep.BlockSize, rep.Machine, rep.Go)
 	if rep.Cold {
 		fmt.Fprintf(w, "cold fill (--cold): engines of %d cache blocks, which hold the trace: few or no blocks evicted\n", rep.CacheBlocks)
 	} else {
@@ -585,11 +584,4 @@ func main() {
 			os.Exit(2)
 		}
 	}
-}
-
-// kernels describes the worker-set kernels the index uses here, for the
-// report's header.
-func kernels() string {
-	f := flash.DetectFeatures()
-	return fmt.Sprintf("%s from %d workers (generic below)", f.Kernel, f.KernelFromWorkers)
 }

@@ -39,8 +39,6 @@ type Sets struct {
 	Arena *arena.Arena
 	// Inline: sets are one word and live in the table's values.
 	Inline bool
-	// Wide: sets are wide enough for the SIMD subset test (asm.UseKernel).
-	Wide bool
 }
 
 // Find returns the entry of (pos, seq) in tab, or 0. Lock-free: a handle may
@@ -52,10 +50,9 @@ func (s *Sets) Find(tab *shardmap.Map, pos int, seq uint64) Entry {
 }
 
 // Read writes into out the members of mask (all workers when mask is nil)
-// in entry e, and returns how many there are; for e == 0, none. maskCount
-// is popcount(mask) when the caller knows it, else -1. ok is false when the
-// slot was freed or reused during the read.
-func (s *Sets) Read(e Entry, mask, out []uint64, maskCount int) (int, bool) {
+// in entry e, and returns how many there are; for e == 0, none. ok is
+// false when the slot was freed or reused during the read.
+func (s *Sets) Read(e Entry, mask, out []uint64) (int, bool) {
 	if s.Inline || e.inline() {
 		b := uint64(e)
 		if mask != nil {
@@ -77,11 +74,6 @@ func (s *Sets) Read(e Entry, mask, out []uint64, maskCount int) (int, bool) {
 	case mask == nil:
 		bitset.Load(out, b)
 		c = bitset.Count(out)
-	case maskCount >= 0 && s.Wide && bitset.IsSubset(mask, b):
-		// A checkpoint that every active worker passes: the subset kernel
-		// answers with an early exit, no set to build.
-		copy(out, mask)
-		c = maskCount
 	default:
 		c = bitset.AndInto(out, mask, b)
 	}

@@ -321,7 +321,7 @@ func (f *Finder) Probe(pos int, mask, out []uint64, maskCount int) int {
 	s := &f.ix.Sets
 	seq := f.seq(pos)
 	for try := 0; try < MaxProbeRetries; try++ {
-		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out, maskCount); ok {
+		if c, ok := s.Read(s.Find(f.tab, pos, seq), mask, out); ok {
 			return c
 		}
 	}
@@ -335,7 +335,7 @@ func (f *Finder) probeStable(tab *shardmap.Map, pos int, seq uint64, mask, out [
 	s := &f.ix.Sets
 	for try := 0; try < MaxProbeRetries; try++ {
 		e := tab.Epoch()
-		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok && tab.Epoch() == e {
+		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out); ok && tab.Epoch() == e {
 			return c
 		}
 	}

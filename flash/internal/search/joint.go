@@ -116,7 +116,7 @@ func (j *Joint) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64,
 	}
 	s := &j.ix.Sets
 	for try := 0; try < MaxProbeRetries; try++ {
-		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out, maskCount); ok {
+		if c, ok := s.Read(s.Find(tab, pos, seq), mask, out); ok {
 			return c
 		}
 	}
