@@ -135,11 +135,18 @@ func (w Writer) PrefetchTable(pos int, k keyhash.Key) {
 }
 
 // PrefetchBuckets asks the CPU for the bucket where each of keys is probed
-// first, keys[i] at pos+i, in one loop (past the inline positions it asks
-// for nothing: prefetching there would cost the directory's loads).
+// first, keys[i] at pos+i (past the inline positions it asks for nothing:
+// prefetching there would cost the directory's loads). The addresses are
+// gathered in Go, up to 64 at a time, and asked for in one call
+// (order.PrefetchAll): a call per key, to a routine that cannot inline,
+// cost the loop its registers at every key.
 func (w Writer) PrefetchBuckets(pos int, keys []keyhash.Key) {
-	if n := hotRun(pos, len(keys)); n > 0 {
-		bucketRun(w.m.hotFrom(pos), w.m.shardMask, keys[:n], nil)
+	var addrs [64]uintptr
+	for n := hotRun(pos, len(keys)); n > 0; {
+		k := min(n, len(addrs))
+		bucketRun(w.m.hotFrom(pos), w.m.shardMask, keys[:k], addrs[:k])
+		order.PrefetchAll(addrs[:k])
+		pos, keys, n = pos+k, keys[k:], n-k
 	}
 }
 
@@ -311,20 +318,15 @@ func (m *Map) bucketAddrs(pos int, keys []keyhash.Key, addrs []uintptr) {
 	clear(addrs[n:])
 }
 
-// bucketRun is the loop of bucketAddrs (addrs as long as keys) and of
-// Writer.PrefetchBuckets (addrs empty), for keys at the inline positions
-// from hot's (Map.hotFrom) on.
+// bucketRun writes into addrs[i] (as long as keys) the address of the
+// bucket where keys[i] is probed first (0: no table), for keys at the
+// inline positions from hot's (Map.hotFrom) on.
 func bucketRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, addrs []uintptr) {
+	addrs = addrs[:len(keys)]
 	for i, k := range keys {
 		var a uintptr
 		if t := hotAt(hot, smask, i, k.H).Load(); t != nil {
 			a = uintptr(t.base) + uintptr(t.home(k.H)*16*bucketSlots)
-		}
-		if len(addrs) == 0 {
-			if a != 0 {
-				order.Prefetch(a)
-			}
-			continue
 		}
 		addrs[i] = a
 	}

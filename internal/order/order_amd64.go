@@ -9,3 +9,8 @@ func Prefetch(addr uintptr)
 // PrefetchLines is Prefetch of every cache line that bytes addr to
 // addr+n-1 lie on, in one call. It never faults.
 func PrefetchLines(addr, n uintptr)
+
+// PrefetchAll is Prefetch of each of addrs that is not 0, in one call.
+//
+//go:noescape
+func PrefetchAll(addrs []uintptr)

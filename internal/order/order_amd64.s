@@ -31,3 +31,26 @@ line:
 
 none:
 	RET
+
+// func PrefetchAll(addrs []uintptr)
+//
+// A PREFETCHT0 of each non-zero address, SI stepping through them.
+TEXT ·PrefetchAll(SB), NOSPLIT|NOFRAME, $0-24
+	MOVQ addrs_base+0(FP), SI
+	MOVQ addrs_len+8(FP), CX
+	TESTQ CX, CX
+	JEQ  done
+
+each:
+	MOVQ (SI), AX
+	TESTQ AX, AX
+	JEQ  next
+	PREFETCHT0 (AX)
+
+next:
+	ADDQ $8, SI
+	DECQ CX
+	JNE  each
+
+done:
+	RET

@@ -10,3 +10,7 @@ func Prefetch(addr uintptr) {}
 // PrefetchLines is Prefetch of every cache line that bytes addr to
 // addr+n-1 lie on: nothing, in builds without assembly.
 func PrefetchLines(addr, n uintptr) {}
+
+// PrefetchAll is Prefetch of each of addrs: nothing, in builds without
+// assembly.
+func PrefetchAll(addrs []uintptr) {}

@@ -50,14 +50,15 @@ func TestStores_ZeroAllocs(t *testing.T) {
 		Init(&w, 3)
 		Prefetch(uintptr(unsafe.Pointer(&w)))
 		PrefetchLines(uintptr(unsafe.Pointer(&w)), 8)
+		PrefetchAll([]uintptr{uintptr(unsafe.Pointer(&w)), 0})
 	}); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}
 }
 
-// FuzzPrefetch holds Prefetch and PrefetchLines (PREFETCHT0 in assembly
-// on amd64) to their twin, which does nothing: at any address, mapped or
-// not, over any length, they neither fault nor change memory.
+// FuzzPrefetch holds Prefetch, PrefetchLines and PrefetchAll (PREFETCHT0
+// in assembly on amd64) to their twins, which do nothing: at any address,
+// mapped or not, over any length, they neither fault nor change memory.
 func FuzzPrefetch(f *testing.F) {
 	x := make([]uint64, 64)
 	for i := range x {
@@ -77,8 +78,9 @@ func FuzzPrefetch(f *testing.F) {
 		}
 		Prefetch(a)
 		PrefetchLines(a, uintptr(n))
+		PrefetchAll([]uintptr{a, 0, a + uintptr(n), base})
 		if !slices.Equal(x, want) {
-			t.Fatalf("Prefetch(%#x), PrefetchLines(%#x, %d) changed memory", a, a, n)
+			t.Fatalf("Prefetch(%#x), PrefetchLines(%#x, %d), PrefetchAll changed memory", a, a, n)
 		}
 	})
 }
