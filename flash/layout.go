@@ -46,8 +46,7 @@ var (
 	// Stats, as lane.Counts: one word a counter, each field at its
 	// counter (the XORs are 0 only where they match).
 	_ = [1]int{}[unsafe.Sizeof(Stats{})-unsafe.Sizeof(lane.Counts{})]
-	_ = [1]int{}[0|
-		(unsafe.Offsetof(Stats{}.EventsApplied)/8^uintptr(lane.EventsApplied))|(unsafe.Offsetof(Stats{}.EventsRejected)/8^uintptr(lane.EventsRejected))|(unsafe.Offsetof(Stats{}.BlocksStored)/8^uintptr(lane.BlocksStored))|
+	_ = [1]int{}[(unsafe.Offsetof(Stats{}.EventsApplied)/8^uintptr(lane.EventsApplied))|(unsafe.Offsetof(Stats{}.EventsRejected)/8^uintptr(lane.EventsRejected))|(unsafe.Offsetof(Stats{}.BlocksStored)/8^uintptr(lane.BlocksStored))|
 		(unsafe.Offsetof(Stats{}.BlocksDuplicate)/8^uintptr(lane.BlocksDuplicate))|(unsafe.Offsetof(Stats{}.BlocksRemoved)/8^uintptr(lane.BlocksRemoved))|(unsafe.Offsetof(Stats{}.RemovesUnknown)/8^uintptr(lane.RemovesUnknown))|
 		(unsafe.Offsetof(Stats{}.Clears)/8^uintptr(lane.Clears))|(unsafe.Offsetof(Stats{}.WorkersRemoved)/8^uintptr(lane.WorkersRemoved))|(unsafe.Offsetof(Stats{}.RejectedUnknownParent)/8^uintptr(lane.RejectedUnknownParent))|
 		(unsafe.Offsetof(Stats{}.RejectedHashConflict)/8^uintptr(lane.RejectedHashConflict))|(unsafe.Offsetof(Stats{}.RejectedEmpty)/8^uintptr(lane.RejectedEmpty))|(unsafe.Offsetof(Stats{}.RejectedTooLarge)/8^uintptr(lane.RejectedTooLarge))|
@@ -56,6 +55,5 @@ var (
 		(unsafe.Offsetof(Stats{}.QueryBlocks)/8^uintptr(lane.QueryBlocks))|(unsafe.Offsetof(Stats{}.EventGaps)/8^uintptr(lane.EventGaps))|(unsafe.Offsetof(Stats{}.EventRestarts)/8^uintptr(lane.EventRestarts))|
 		(unsafe.Offsetof(Stats{}.StoredApplied)/8^uintptr(lane.StoredApplied))|(unsafe.Offsetof(Stats{}.RemovedApplied)/8^uintptr(lane.RemovedApplied))|(unsafe.Offsetof(Stats{}.StoredRejected)/8^uintptr(lane.StoredRejected))|
 		(unsafe.Offsetof(Stats{}.RemovedRejected)/8^uintptr(lane.RemovedRejected))|(unsafe.Offsetof(Stats{}.ClearedRejected)/8^uintptr(lane.ClearedRejected))|(unsafe.Offsetof(Stats{}.Predictions)/8^uintptr(lane.Predictions))|
-		(unsafe.Offsetof(Stats{}.PredictionsRejected)/8^uintptr(lane.PredictionsRejected))|(unsafe.Offsetof(Stats{}.QueryHits)/8^uintptr(lane.QueryHits))|(unsafe.Offsetof(Stats{}.QueryMatchedBlocks)/8^uintptr(lane.QueryMatchedBlocks))|
-		0]
+		(unsafe.Offsetof(Stats{}.PredictionsRejected)/8^uintptr(lane.PredictionsRejected))|(unsafe.Offsetof(Stats{}.QueryHits)/8^uintptr(lane.QueryHits))|(unsafe.Offsetof(Stats{}.QueryMatchedBlocks)/8^uintptr(lane.QueryMatchedBlocks))]
 )
