@@ -55,7 +55,7 @@ func New(opts ...Option) *Indexer {
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
-		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables), Preds: lane.Tables(n, planes, s.laneTables), Planes: planes, Slots: slotdir.New(s.cfg.MaxWorkers),
+		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables), Preds: lane.Tables(n, planes, s.laneTables), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {
@@ -69,7 +69,7 @@ func New(opts ...Option) *Indexer {
 	}
 	ix.lanes = lane.New(o)
 	ix.search = search.Index{Sets: ix.sets, Tabs: o.Tabs, Planes: planes, Preds: o.Preds, Predicted: ix.lanes.Predicted(),
-		Slots: o.Slots, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
+		Dir: o.Dir, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
 	return ix
 }
 
@@ -160,7 +160,7 @@ func (ix *Indexer) BlockCount(w Worker) int {
 	if !ok {
 		return 0
 	}
-	return ix.search.Slots.Blocks(int(slot))
+	return ix.search.Dir.Blocks(int(slot))
 }
 
 // WorkerBlocks calls f with every worker that holds a slot and its blocks,
@@ -168,7 +168,7 @@ func (ix *Indexer) BlockCount(w Worker) int {
 // metrics; f must not call back into the index's write path).
 func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
 	for _, e := range ix.lanes.Directory() {
-		f(Worker(e.W), ix.search.Slots.Blocks(int(e.Slot)))
+		f(Worker(e.W), ix.search.Dir.Blocks(int(e.Slot)))
 	}
 }
 

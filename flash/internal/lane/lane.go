@@ -277,7 +277,7 @@ func (ln *lane) apply(ev *Event) error {
 		err = ErrBadKind
 	}
 	if ws != nil && ws.Slot >= 0 {
-		ln.s.o.Slots.SetBlocks(ws.Slot, ws.Blocks())
+		ln.s.o.Dir.SetBlocks(ws.Slot, ws.Blocks())
 		ln.own.Check(ws)
 	}
 	ln.own.TrimScratch()
@@ -394,6 +394,6 @@ func (ln *lane) restoreWorker(sw snapshot.Worker, budget *int) error {
 		ln.own.Clear(ws)
 	}
 	ln.own.Restore(ws, sw)
-	ln.s.o.Slots.SetBlocks(ws.Slot, ws.Blocks())
+	ln.s.o.Dir.SetBlocks(ws.Slot, ws.Blocks())
 	return nil
 }

@@ -32,7 +32,7 @@ type Options struct {
 	Planes       int
 	MaxPredicted int // per worker
 	Clock        func() time.Duration
-	Slots        *slotdir.Table
+	Dir          *slotdir.Table
 	K0, K1       uint64 // keys of the private maps' hash
 
 	OnReject func(ev *Event, err error)
@@ -360,10 +360,10 @@ func (s *Set) intern(w Worker, budget *int) (int, error) {
 	if budget != nil && *budget > 0 {
 		*budget--
 		s.held--
-	} else if s.o.Slots.Len()-s.o.Slots.Used() <= s.held {
+	} else if s.o.Dir.Len()-s.o.Dir.Used() <= s.held {
 		return 0, ErrTooManyWorkers
 	}
-	slot, ok := s.o.Slots.Take(w.ID, w.DPRank)
+	slot, ok := s.o.Dir.Take(w.ID, w.DPRank)
 	if !ok {
 		return 0, ErrTooManyWorkers
 	}
@@ -375,7 +375,7 @@ func (s *Set) intern(w Worker, budget *int) (int, error) {
 func (s *Set) release(w Worker, slot int) {
 	s.workersMu.Lock()
 	defer s.workersMu.Unlock()
-	s.o.Slots.Give(slot)
+	s.o.Dir.Give(slot)
 	s.setDirectory(w, -1)
 }
 
@@ -472,7 +472,7 @@ func (s *Set) Restore(r io.Reader) error {
 			budget++
 		}
 	}
-	if budget > s.o.Slots.Len()-s.o.Slots.Used()-s.held {
+	if budget > s.o.Dir.Len()-s.o.Dir.Used()-s.held {
 		s.workersMu.Unlock()
 		return ErrTooManyWorkers
 	}

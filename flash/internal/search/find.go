@@ -43,7 +43,7 @@ type Index struct {
 	// slots of plane k%Planes (64 slots a plane, one word a set).
 	Tabs      []*shardmap.Map
 	Planes    int
-	Slots     *slotdir.Table
+	Dir       *slotdir.Table
 	Jump      int // distance between checkpoints
 	Words     int // words per worker set (1 with planes)
 	BlockSize int
@@ -76,7 +76,7 @@ func (ix *Index) base(k int) int {
 
 // words is how many words of a worker set a search carries: those that
 // cover every slot given out (read after the slot epoch the search checks).
-func (ix *Index) words() int { return min(ix.Slots.Words(), ix.Words) }
+func (ix *Index) words() int { return min(ix.Dir.Words(), ix.Words) }
 
 // epoch sums the epochs of the tables a search reads (with the predicted
 // ones when preds): it is unchanged only if none of them reused a table.
@@ -257,7 +257,7 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	// the run moves the epoch (the run's slots then go through Emit's
 	// check, which reports no worker that took its slot after the search
 	// began).
-	f.epoch = ix.Slots.Epoch()
+	f.epoch = ix.Dir.Epoch()
 	f.careful = f.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(false)
@@ -277,7 +277,7 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 // run's hits when so, and sets what the next run checks.
 func (f *Finder) again(runs int, tablesSame bool) bool {
 	tablesSame = tablesSame || f.stable
-	slots := f.ix.Slots.Epoch()
+	slots := f.ix.Dir.Epoch()
 	if tablesSame && (f.careful || slots == f.epoch) {
 		return false
 	}
@@ -367,7 +367,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 		}
 		return
 	}
-	info := f.ix.Slots.Infos()
+	info := f.ix.Dir.Infos()
 	// Word by word, clearing the lowest bit: the loop carries one AND, not
 	// a search from the last index.
 	for wi, word := range s {
@@ -401,7 +401,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 // a branch in Emit's: the branch cost every query that matches many
 // workers about 5%.
 func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
-	sl := f.ix.Slots
+	sl := f.ix.Dir
 	for wi, word := range s {
 		for word != 0 {
 			i := (f.base+wi)<<6 | bits.TrailingZeros64(word)

@@ -61,8 +61,8 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	ix, n := f.ix, len(f.locals)
 	j := &sc.joint
 	j.Finder, j.sc, sc.dirty = *f, sc, true
-	sc.size(ix.Slots.Len(), ix.Words)
-	j.epoch = ix.Slots.Epoch()
+	sc.size(ix.Dir.Len(), ix.Words)
+	j.epoch = ix.Dir.Epoch()
 	j.careful = j.epoch&1 != 0
 	for runs := 1; ; runs++ {
 		te := ix.epoch(true)
@@ -128,7 +128,7 @@ func (j *Joint) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64,
 // pass; in the joint pass it reports each worker with both depths, each
 // slot's owner checked as emitCareful does once a slot changed hands.
 func (j *Joint) Emit(s []uint64, depth int) {
-	sc, sl := j.sc, j.ix.Slots
+	sc, sl := j.sc, j.ix.Dir
 	if j.exact {
 		for wi, word := range s {
 			for word != 0 {
