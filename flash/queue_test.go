@@ -2,6 +2,7 @@ package flash_test
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -70,11 +71,30 @@ func TestFlash_QueueBackpressure(t *testing.T) {
 
 // Close while four goroutines apply and one queries: no panic, no deadlock,
 // every accepted event applied, ErrClosed afterwards, queries answering.
-// Close lands while every loader still has events to apply (each waits
-// for ErrClosed; one that applies its whole chain first fails the test),
-// so the test cannot pass with the load already over.
+// Both writers are held (each in the capacity callback of a gate worker's
+// first event) until Close has begun, so every loader, with a queue of 8
+// and a chain of 20,000 events, is still applying when Close lands: the
+// test cannot pass with the load already over.
 func TestFlash_CloseUnderLoad(t *testing.T) {
-	ix := flash.New(flash.WithWriters(2), flash.WithQueueSize(8))
+	gate := make(chan struct{})
+	gates := map[uint64]bool{} // written before the first event
+	held := func(w flash.Worker) int {
+		if gates[w.ID] {
+			<-gate
+		}
+		return 0
+	}
+	ix := flash.New(flash.WithWriters(2), flash.WithQueueSize(8), flash.WithWorkerCapacityOf(held))
+	for id := uint64(1000); len(gates) < ix.Lanes(); id++ {
+		if ix.LaneOf(id) == len(gates) {
+			gates[id] = true
+		}
+	}
+	for id := range gates {
+		if err := ix.Apply(flashtest.P(1).StoreEvent(flash.Worker{ID: id}, 0, 1, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const chain = 20000
 	blocks := flashtest.Seqs(1, chain).Blocks(0, chain, 0)
 	var wg sync.WaitGroup
@@ -86,6 +106,7 @@ func TestFlash_CloseUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			w := flash.Worker{ID: uint64(g)}
+			started.Done() // a loader may wait for room from its first event
 			for i := 0; ; i++ {
 				if i == chain {
 					t.Errorf("worker %d: all %d events accepted before Close", g, chain)
@@ -101,9 +122,7 @@ func TestFlash_CloseUnderLoad(t *testing.T) {
 					}
 					return
 				}
-				if accepted[g]++; accepted[g] == 20 {
-					started.Done()
-				}
+				accepted[g]++
 			}
 		}()
 	}
@@ -116,7 +135,14 @@ func TestFlash_CloseUnderLoad(t *testing.T) {
 		}
 	}()
 	started.Wait() // every loader is under way
-	if err := ix.Close(); err != nil {
+	closed := make(chan error, 1)
+	go func() { closed <- ix.Close() }()
+	probe := flashtest.P(1).StoreEvent(flash.Worker{ID: 9}, 0, 1, 0)
+	for !errors.Is(ix.TryApply(probe), flash.ErrClosed) {
+		runtime.Gosched()
+	}
+	close(gate) // Close has begun: the writers may drain
+	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -127,7 +153,7 @@ func TestFlash_CloseUnderLoad(t *testing.T) {
 			t.Fatalf("worker %d: depth %d after Close, %d events accepted", g, got, accepted[g])
 		}
 	}
-	if err := ix.Apply(flashtest.P(1).StoreEvent(flash.Worker{ID: 9}, 0, 1, 0)); !errors.Is(err, flash.ErrClosed) {
+	if err := ix.Apply(probe); !errors.Is(err, flash.ErrClosed) {
 		t.Fatalf("Apply after Close: %v", err)
 	}
 }
