@@ -108,20 +108,16 @@ func (w Writer) GetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
 // (Go's calls keep none), and so does a call in the loop: the keys orReady
 // leaves take the general path here, outside it.
 func (w Writer) OrRun(pos int, keys []keyhash.Key, mask uint64) int {
-	i := 0
-	for {
+	for i := 0; ; i++ {
 		if w.sole {
 			n, held := w.m.orReady(pos+i, keys[i:], mask)
-			if i += n; held || i == len(keys) {
+			if i += n; held {
 				return i
 			}
-		} else if i == len(keys) {
+		}
+		if i == len(keys) || w.Or(pos+i, keys[i], mask, mask)&mask != 0 {
 			return i
 		}
-		if w.Or(pos+i, keys[i], mask, mask)&mask != 0 {
-			return i
-		}
-		i++
 	}
 }
 
