@@ -2,8 +2,8 @@
 // open-addressed hash table split into shards. The flash index maps
 // (position, sequence hash) to the set of workers that hold that content:
 // the value is the set itself, one bit a worker (a table for each plane of
-// 64 workers), or, in the form for wider sets, the set while its workers
-// are below 63 and past that an arena handle tagged in its top bit.
+// 64 workers), or, in the form for wider sets, the set as a word of low
+// slots, a short list of slot numbers or a tagged arena handle.
 //
 // A value of 0 means absent: writing 0 deletes the key.
 //
@@ -80,12 +80,13 @@
 //
 //   - In a table, a slot's key never changes once set while the table is
 //     published; used counts set keys (live and tombstones), live the keys
-//     with a value, and used ≤ 3/4 of the capacity.
+//     with a value, and used ≤ 3/4 of the capacity (7/8 in a map made
+//     WithDenseTables).
 //   - A table is written again after it is replaced only once it is taken as
 //     a spare, and then only after Epoch has advanced; on machines that may
 //     reorder plain stores, every write to a table is an atomic store.
 //   - Tombstones are dropped by the next rebuild, which happens when used
-//     would pass 3/4 of the capacity; it keeps the table's size while the
+//     would pass that; it keeps the table's size while the
 //     live keys are between 1/8 and 5/8 of it, and a table whose live keys
 //     fall under 1/16 of its capacity is rebuilt smaller: memory follows
 //     live keys, without flipping between two sizes.

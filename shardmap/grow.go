@@ -149,7 +149,7 @@ func (l *locked) put(val uint64) {
 	if val == 0 {
 		return
 	}
-	if (t.used+1)*4 > t.capacity()*3 {
+	if t.used >= t.limit {
 		need := t.live + 1
 		if t.capacity() < quadrupleBelow || t.pooled && l.m.reservedRoom(8*t.capacity()) {
 			// Twice the room: 4× the keys' slots instead of 2×. A table

@@ -19,7 +19,7 @@ type tableState struct {
 // hotStates copies every table of the positions from pos on, n of them.
 func hotStates(m *Map, pos, n int) []tableState {
 	var st []tableState
-	for s := range 1 << maxShardBits {
+	for s := range len(m.hot) / hotPositions {
 		for p := pos; p < pos+n; p++ {
 			if t := m.hot[s*hotPositions+p].Load(); t != nil {
 				st = append(st, tableState{t, slices.Clone(t.slots), t.used, t.live})

@@ -16,6 +16,14 @@ import (
 // insert. On one line, each insert took the line from the cores of the
 // readers probing that position (or, headers being 88 bytes in a batch,
 // the next one), and their next probe there waited for it.
+// A table holds keys (live or tombstones) in up to 3/4 of its slots
+// (loadEighths), or 7/8 in a map made WithDenseTables, and a full one is
+// rebuilt with its live keys in at most half of the new one.
+const (
+	loadEighths      = 6
+	denseLoadEighths = 7
+)
+
 type table struct {
 	mask  uint64         // slots - 1
 	bmask uint64         // buckets - 1; a bucket is 4 slots, one cache line
@@ -26,10 +34,10 @@ type table struct {
 	used  int    // keys set, live or tombstone (writers only)
 	live  int    // keys with a value, key 0 included (writers only)
 	next  *table // the next spare of its size (tableAlloc)
-	// limit is three quarters of the slots: a key that would make used
+	// limit is the map's load, in eighths, of the slots: a key that would make used
 	// more rebuilds the table first. It follows from mask, and is kept so
 	// that orRun checks a new key's room with a load and a compare (seven
-	// instructions a new key, computed); the Go loops compute it.
+	// instructions a new key, computed).
 	limit int
 	// pooled: its slots were carved from a reservation (Reserve), whose
 	// words stay the map's; replaced, it stays a spare.
@@ -142,7 +150,7 @@ func (m *Map) newTable(capacity int) *table {
 		a.mu.Unlock()
 		t, slots = new(table), make([]uint64, n)
 	}
-	t.mask, t.bmask, t.limit = uint64(capacity-1), uint64(capacity/bucketSlots-1), capacity*3/4
+	t.mask, t.bmask, t.limit = uint64(capacity-1), uint64(capacity/bucketSlots-1), capacity*m.load8/8
 	t.base, t.slots = unsafe.Pointer(&slots[0]), slots
 	return t
 }

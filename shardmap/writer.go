@@ -58,6 +58,11 @@ func (w Writer) open(l *locked, pos int, key uint64) {
 // and returns old; f returning old changes nothing, 0 deletes the key. f
 // runs once, with the key's shard held, and must not use the map.
 func (w Writer) Update(pos int, k keyhash.Key, f func(old uint64) uint64) uint64 {
+	if w.sole {
+		if old, done := w.m.soleUpdate(pos, k, f); done {
+			return old
+		}
+	}
 	var l locked
 	w.open(&l, pos, k.K)
 	old := l.get()
@@ -213,7 +218,7 @@ func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) 
 			}
 			order.Publish(t.val(j), old|mask)
 			t.live += b2i(old == 0)
-		case (t.used+1)*4 <= t.capacity()*3:
+		case t.used < t.limit:
 			initWord(t.val(j), mask)
 			order.Publish(t.key(j), k.K) // the value is in place first
 			t.used++
@@ -243,7 +248,7 @@ func (m *Map) soleOr(pos int, k keyhash.Key, mask, unless uint64) uint64 {
 				t.live += b2i(old == 0)
 			}
 			return old
-		case (t.used+1)*4 <= t.capacity()*3:
+		case t.used < t.limit:
 			initWord(t.val(i), mask)
 			order.Publish(t.key(i), key) // the value is in place first
 			t.used++
@@ -259,6 +264,50 @@ func (m *Map) soleOr(pos int, k keyhash.Key, mask, unless uint64) uint64 {
 	}
 	l.unlock()
 	return old
+}
+
+// soleUpdate is Writer.Update of a sole writer when one probe does it: the
+// key is in a ready table and keeps a value, or a new one goes in a table
+// with room. Else it calls f not at all and reports done false.
+func (m *Map) soleUpdate(pos int, k keyhash.Key, f func(old uint64) uint64) (old uint64, done bool) {
+	key, h := k.K, k.H
+	tab := m.readyTab(pos, h)
+	if tab == nil || key == 0 {
+		return 0, false
+	}
+	t := tab.Load()
+	if t == nil {
+		return 0, false
+	}
+	i, ok := t.find(key, h)
+	switch {
+	case ok:
+		old = atomic.LoadUint64(t.val(i))
+		if old == 0 {
+			return 0, false // a tombstone: the general path revives it
+		}
+		switch v := f(old); {
+		case v == 0:
+			// A delete may drop or shrink the table: the general path.
+			var l locked
+			m.exclusiveInto(&l, pos, key)
+			l.get()
+			l.put(0)
+			l.unlock()
+		case v != old:
+			order.Publish(t.val(i), v)
+		}
+		return old, true
+	case t.used < t.limit:
+		if v := f(0); v != 0 {
+			initWord(t.val(i), v)
+			order.Publish(t.key(i), key) // the value is in place first
+			t.used++
+			t.live++
+		}
+		return 0, true
+	}
+	return 0, false
 }
 
 // soleGetOrPut is Writer.GetOrPut of a sole writer: one probe finds the
@@ -279,7 +328,7 @@ func (m *Map) soleGetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
 			order.Publish(t.val(i), mk())
 			t.live++
 			return 0
-		case (t.used+1)*4 <= t.capacity()*3:
+		case t.used < t.limit:
 			initWord(t.val(i), mk())
 			order.Publish(t.key(i), key) // the value is in place first
 			t.used++
