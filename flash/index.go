@@ -3,6 +3,7 @@ package flash
 import (
 	"time"
 
+	"github.com/flashindexer/flashindexer/flash/internal/entry"
 	"github.com/flashindexer/flashindexer/flash/internal/lane"
 )
 
@@ -65,7 +66,7 @@ type WorkerAdder interface {
 type Config struct {
 	// BlockSize is the engine's tokens per block: Match.Tokens = Depth × BlockSize.
 	BlockSize int
-	// MaxWorkers bounds the number of workers (DP ranks) known at once.
+	// MaxWorkers bounds the workers (DP ranks) known at once, up to MaxWorkersLimit.
 	MaxWorkers int
 	// MaxDepth bounds block positions: a block at position >= MaxDepth is
 	// rejected. At most MaxDepthLimit.
@@ -90,6 +91,9 @@ const (
 	// DefaultMaxDepth: 262,144 blocks, 4M tokens at block size 16, four
 	// times the 1M-token windows served widely today.
 	DefaultMaxDepth = 1 << 18
+	// MaxWorkersLimit bounds MaxWorkers (a small worker set names slots in 20
+	// bits); Normalize lowers a larger MaxWorkers to it.
+	MaxWorkersLimit = entry.MaxSlots
 	// MaxDepthLimit bounds MaxDepth: block positions are 32-bit in Flash's
 	// nodes. Normalize lowers a larger MaxDepth to it.
 	MaxDepthLimit = 1<<31 - 1
@@ -117,7 +121,7 @@ func DefaultConfig() Config {
 }
 
 // Normalize replaces zero or negative fields with their defaults, and a
-// MaxDepth past MaxDepthLimit with the limit.
+// MaxWorkers or MaxDepth past its limit with the limit.
 func (c Config) Normalize() Config {
 	d := DefaultConfig()
 	if c.BlockSize <= 0 {
@@ -126,6 +130,7 @@ func (c Config) Normalize() Config {
 	if c.MaxWorkers <= 0 {
 		c.MaxWorkers = d.MaxWorkers
 	}
+	c.MaxWorkers = min(c.MaxWorkers, MaxWorkersLimit)
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = d.MaxDepth
 	}

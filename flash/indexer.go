@@ -7,7 +7,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/flashindexer/flashindexer/arena"
 	"github.com/flashindexer/flashindexer/bitset"
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
 	"github.com/flashindexer/flashindexer/flash/internal/lane"
@@ -50,12 +49,12 @@ func New(opts ...Option) *Indexer {
 	if bw > 1 && bw <= maxPlanes {
 		planes, bw = bw, 1
 	}
-	ix.sets = entry.Sets{Arena: arena.New(bw), Inline: bw == 1}
+	ix.sets = entry.New(s.cfg.MaxWorkers, bw)
 	n := cmp.Or(s.writers, s.syncLanes)
 	o := lane.Options{
 		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
-		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables), Preds: lane.Tables(n, planes, s.laneTables), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers),
+		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Preds: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {

@@ -16,9 +16,8 @@ type Memory struct {
 	// TableRoom: the part of Tables set aside for hinted workers that no
 	// table has taken yet.
 	TableRoom int
-	// Entries: arena slots of worker sets wider than one word (0 with
-	// MaxWorkers ≤ 128: the sets are the tables' values, a plane's word
-	// each).
+	// Entries: arena slots of the sets of four or more workers, one of them
+	// past slot 61, of an index past 128 MaxWorkers.
 	Entries int
 	// Nodes: the workers' node chunks, free lists and, for complex
 	// workers, the lists of children.

@@ -7,22 +7,24 @@ import (
 	"github.com/flashindexer/flashindexer/flash"
 )
 
-// FindCase is one cell of the FindMatches benchmark grid: every worker holds
-// a prefix of one chain (shared entries), cut by the shape: "all" (every
+// FindCase is one cell of the FindMatches benchmark grid: workers hold a
+// prefix of one chain (shared entries), cut by the shape: "all" (every
 // worker holds the whole query), "staggered" (worker i drops out at depth
-// (i+1)·D/W) or "early" (the query diverges at block 2).
+// (i+1)·D/W), "early" (the query diverges at block 2) or "few" (the last
+// three workers hold the whole query, each other worker a short chain of
+// its own).
 type FindCase struct {
 	Depth, Workers int
 	Shape          string
 }
 
 // FindCases returns the grid: depth {16, 256, 1024, 4096} × workers
-// {16, 128, 1024} × shape {all, staggered, early}.
+// {16, 128, 256, 1024, 4096} × shape {all, staggered, early, few}.
 func FindCases() []FindCase {
 	var cs []FindCase
 	for _, d := range []int{16, 256, 1024, 4096} {
-		for _, w := range []int{16, 128, 1024} {
-			for _, s := range []string{"all", "staggered", "early"} {
+		for _, w := range []int{16, 128, 256, 1024, 4096} {
+			for _, s := range []string{"all", "staggered", "early", "few"} {
 				cs = append(cs, FindCase{d, w, s})
 			}
 		}
@@ -42,6 +44,10 @@ func (c FindCase) DepthOf(i int) int {
 		return max(1, (i+1)*c.Depth/c.Workers)
 	case "early":
 		return 2
+	case "few":
+		if i < c.Workers-3 {
+			return 0 // a chain of its own (Build)
+		}
 	}
 	return c.Depth
 }
@@ -52,7 +58,12 @@ func (c FindCase) Chain() Prompt { return Seqs(1, 4096) }
 // Build stores the case on idx.
 func (c FindCase) Build(idx flash.Index, p Prompt) {
 	for i := 0; i < c.Workers; i++ {
-		_ = idx.Apply(p.StoreEvent(flash.Worker{ID: uint64(i)}, 0, c.DepthOf(i), 0))
+		w := flash.Worker{ID: uint64(i)}
+		if d := c.DepthOf(i); d > 0 {
+			_ = idx.Apply(p.StoreEvent(w, 0, d, 0))
+		} else {
+			_ = idx.Apply(Seqs(uint64(1_000_000+i), 8).StoreEvent(w, 0, 8, 0))
+		}
 	}
 	idx.Flush()
 }

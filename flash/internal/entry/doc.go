@@ -15,18 +15,17 @@
 //     and its value is published atomically, so a reader that finds the
 //     key reads one consistent set; a store is one table write, with
 //     nothing else to allocate or free.
-//   - a handle (wider sets): the value is the arena.Handle of a slot holding
-//     the version, sequence hash and worker words, tagged with the value's
-//     top bit; readers validate the version around their read of the
-//     words. A value without the tag is an inline set of worker slots 0 to
-//     62: an entry whose workers all took low slots (slots go lowest
-//     first, so a fleet running below its MaxWorkers keeps all of them
-//     there) costs what it does in the inline form. The first worker past
-//     them moves the set to an arena slot (written before its handle is
-//     published), and the value becomes an inline set again when the last
-//     one leaves (the value changes before the slot is freed, so a reader
-//     that finds the slot stale looks again and finds the set).
-//
+//   - wide (more than 128 workers): the value is the set in one of three
+//     shapes, whichever is the smallest that holds it (entry.go): a word of
+//     worker slots 0 to 61, a list of a few slot numbers, or the tagged
+//     arena.Handle of a slot holding a bitset of every worker. Most
+//     entries are held by one to a few workers, so most cost their table
+//     slot alone however wide the fleet. A set that outgrows a list moves
+//     to an arena slot, written before its handle is published; one that
+//     shrinks back becomes a value again before the slot is freed, so a
+//     reader that finds the slot stale looks again and finds the value.
+//     Readers validate a handle's version around their read of the words.
+
 // Contract:
 //
 //   - Readers (Find, Read, Holds) take no lock and MAY run concurrently with

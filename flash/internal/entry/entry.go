@@ -11,34 +11,177 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// Entry is one entry's table value: the worker set (inline form) or the
-// arena handle of a slot holding it. 0 is no entry.
+// Entry is one entry's table value: the worker set (inline form) or, in the
+// wide form, the set in one of three shapes. 0 is no entry.
 type Entry uint64
 
-// In the handle form, a handle is tagged with handleTag (an arena.Handle's
-// top bit is always 0), and a value without the tag is the set of its
-// workers itself, when all of them are below inlineSlots: a wide index
-// whose busy workers took the low slots (slots are taken lowest first)
-// keeps their entries as the inline form does, and moves an entry to an
-// arena slot when a worker past them joins it.
+// The wide form's shapes, told apart by the value's top two bits:
+//
+//	00  low     a set of worker slots 0 to 61, a bit each (bits 0–61)
+//	01  list    up to L slots of any number, each slot+1 in B bits, filled
+//	            from the low end (L×B ≤ 62: B is the bit length of
+//	            MaxWorkers, so L is 6 at 256 workers, 5 at 1,024, 4 at
+//	            4,096 and at least 3); at least one slot is 62 or past it
+//	1x  handle  an arena.Handle (its top bit is always 0) of a slot that
+//	            holds the set as a bitset, when more than L slots and one
+//	            of them at 62 or past it
+//
+// Each set has one shape (canonical): low when it can be, else a list when
+// it fits, else a handle. In real traffic most entries are held by a few
+// workers, so an entry costs its table slot and nothing more however wide
+// the fleet: no arena slot of MaxWorkers bits per entry.
 const (
-	handleTag   = 1 << 63
-	inlineSlots = 63
+	handleTag = 1 << 63
+	listTag   = 1 << 62
+	formBits  = handleTag | listTag
+	lowSlots  = 62
+	maxList   = 62 / 8 // the longest list: more than 128 slots take 8 bits
+	// MaxSlots is the most worker slots the wide form names (a list of
+	// three, 20 bits a slot).
+	MaxSlots = 1<<20 - 1
 )
 
-// handle is e's arena handle (handle form, tagged).
+// handle is e's arena handle (handle shape).
 func (e Entry) handle() arena.Handle { return arena.Handle(e &^ handleTag) }
 
-// inline reports whether e, of a handle-form index, is a set in the value
-// (or no entry).
-func (e Entry) inline() bool { return e&handleTag == 0 }
+// isHandle reports whether e, of the wide form, is a handle.
+func (e Entry) isHandle() bool { return e&handleTag != 0 }
+
+// low reports whether e, of the wide form, is a low set (or no entry).
+func (e Entry) low() bool { return e&formBits == 0 }
+
+// lists is the list shape of an index: n slots of b bits.
+type lists struct {
+	b, n int
+	mask uint64
+}
+
+// listsFor returns the list shape of an index of that many worker slots
+// (at most MaxSlots).
+func listsFor(slots int) lists {
+	b := max(bits.Len(uint(slots)), 8)
+	return lists{b: b, n: min(62/b, maxList), mask: 1<<b - 1}
+}
+
+// slot returns the slot in lane i of list e, or -1 when the lane is empty.
+func (l lists) slot(e Entry, i int) int { return int(uint64(e)>>(l.b*i)&l.mask) - 1 }
+
+// of returns the canonical value of the set of slots ws (at most l.n,
+// distinct): low when every slot is below lowSlots, else a list.
+func (l lists) of(ws ...int) Entry {
+	var lo, v Entry
+	for i, w := range ws {
+		if w < lowSlots {
+			lo |= 1 << w
+		}
+		v |= Entry(w+1) << (l.b * i)
+	}
+	if bits.OnesCount64(uint64(lo)) == len(ws) {
+		return lo
+	}
+	return v | listTag
+}
+
+// add returns the set e (low or list) with slot w added and whether w was
+// in it; ok is false when the set with w fits no value (it takes an arena
+// slot).
+func (l lists) add(e Entry, w int) (_ Entry, had, ok bool) {
+	if e.low() {
+		if w < lowSlots {
+			return e | 1<<w, e&(1<<w) != 0, true
+		}
+		if bits.OnesCount64(uint64(e)) >= l.n {
+			return e, false, false
+		}
+		var ws [maxList]int
+		n := 0
+		for b := uint64(e); b != 0; b &= b - 1 {
+			ws[n] = bits.TrailingZeros64(b)
+			n++
+		}
+		ws[n] = w
+		return l.of(ws[:n+1]...), false, true
+	}
+	n := 0
+	for ; n < l.n && l.slot(e, n) >= 0; n++ {
+		if l.slot(e, n) == w {
+			return e, true, true
+		}
+	}
+	if n == l.n {
+		return e, false, false
+	}
+	return e | Entry(w+1)<<(l.b*n), false, true
+}
+
+// remove returns the set e (low or list), which holds slot w, without it,
+// canonical.
+func (l lists) remove(e Entry, w int) Entry {
+	if e.low() {
+		return e &^ (1 << w)
+	}
+	var ws [maxList]int
+	n := 0
+	for i := 0; i < l.n && l.slot(e, i) >= 0; i++ {
+		if s := l.slot(e, i); s != w {
+			ws[n] = s
+			n++
+		}
+	}
+	return l.of(ws[:n]...)
+}
+
+// fits returns the canonical value of the set in bitset b when it fits one
+// (low, or a list), or false.
+func (l lists) fits(b []uint64) (Entry, bool) {
+	var ws [maxList]int
+	n, high := 0, false
+	for i := range b {
+		for x := atomic.LoadUint64(&b[i]); x != 0; x &= x - 1 {
+			if n == l.n {
+				if high {
+					return 0, false
+				}
+				// More than a list, so far all low: fits only as a low set.
+				return lowOf(b)
+			}
+			ws[n] = 64*i + bits.TrailingZeros64(x)
+			high = high || ws[n] >= lowSlots
+			n++
+		}
+	}
+	return l.of(ws[:n]...), true
+}
+
+// lowOf returns bitset b as a low set, or false when a slot in it is at
+// lowSlots or past it.
+func lowOf(b []uint64) (Entry, bool) {
+	set := atomic.LoadUint64(&b[0])
+	if set>>lowSlots != 0 {
+		return 0, false
+	}
+	for i := 1; i < len(b); i++ {
+		if atomic.LoadUint64(&b[i]) != 0 {
+			return 0, false
+		}
+	}
+	return Entry(set), true
+}
 
 // Sets says how an index keeps its worker sets.
 type Sets struct {
-	// Arena holds the handle form's slots (unused inline).
+	// Arena holds the handles' slots (wide form; unused inline).
 	Arena *arena.Arena
 	// Inline: sets are one word and live in the table's values.
 	Inline bool
+	l      lists // the wide form's lists
+}
+
+// New returns the Sets of an index of that many worker slots whose sets
+// are words words: one word a set, in the tables' values (inline), or
+// the wide form (words > 1).
+func New(slots, words int) Sets {
+	return Sets{Arena: arena.New(words), Inline: words == 1, l: listsFor(min(slots, MaxSlots))}
 }
 
 // Find returns the entry of (pos, seq) in tab, or 0. Lock-free: a handle may
@@ -53,7 +196,7 @@ func (s *Sets) Find(tab *shardmap.Map, pos int, seq uint64) Entry {
 // in entry e, and returns how many there are; for e == 0, none. ok is
 // false when the slot was freed or reused during the read.
 func (s *Sets) Read(e Entry, mask, out []uint64) (int, bool) {
-	if s.Inline || e.inline() {
+	if s.Inline || e.low() {
 		b := uint64(e)
 		if mask != nil {
 			b &= mask[0]
@@ -63,6 +206,22 @@ func (s *Sets) Read(e Entry, mask, out []uint64) (int, bool) {
 			clear(out[1:])
 		}
 		return bits.OnesCount64(b), true
+	}
+	if !e.isHandle() {
+		clear(out)
+		c := 0
+		for i := 0; i < s.l.n; i++ {
+			w := s.l.slot(e, i)
+			if w < 0 {
+				break
+			}
+			bit := uint64(1) << (w & 63)
+			if mask == nil || mask[w>>6]&bit != 0 {
+				out[w>>6] |= bit
+				c++
+			}
+		}
+		return c, true
 	}
 	sl := s.Arena.Slot(e.handle().Ref())
 	v := arena.Version(sl)
@@ -90,8 +249,10 @@ func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
 	if s.Inline {
 		return uint64(e)&(1<<w) != 0
 	}
-	if e.inline() {
-		return w < inlineSlots && uint64(e)&(1<<w) != 0
+	if !e.isHandle() {
+		held := false
+		s.Members(e, 0, func(slot int) { held = held || slot == w })
+		return held
 	}
 	sl := s.Arena.Slot(e.handle().Ref())
 	return arena.Current(sl, e.handle()) && arena.Seq(sl) == seq && bitset.AtomicTest(arena.Bits(sl), w)
@@ -100,33 +261,41 @@ func (s *Sets) Holds(tab *shardmap.Map, pos int, seq uint64, w int) bool {
 // Members calls f with each worker slot in entry e of a table whose sets
 // start at slot base (a plane's first), for invariant checks.
 func (s *Sets) Members(e Entry, base int, f func(slot int)) {
-	if s.Inline || e.inline() {
+	switch {
+	case s.Inline || e.low():
 		for b := uint64(e); b != 0; b &= b - 1 {
 			f(base + bits.TrailingZeros64(b))
 		}
-		return
-	}
-	bs := arena.Bits(s.Arena.Slot(e.handle().Ref()))
-	for i := range bs {
-		for b := atomic.LoadUint64(&bs[i]); b != 0; b &= b - 1 {
-			f(64*i + bits.TrailingZeros64(b))
+	case !e.isHandle():
+		for i := 0; i < s.l.n && s.l.slot(e, i) >= 0; i++ {
+			f(s.l.slot(e, i))
+		}
+	default:
+		bs := arena.Bits(s.Arena.Slot(e.handle().Ref()))
+		for i := range bs {
+			for b := atomic.LoadUint64(&bs[i]); b != 0; b &= b - 1 {
+				f(64*i + bits.TrailingZeros64(b))
+			}
 		}
 	}
 }
 
-// Reserve sets arena room aside for worker slot w, which will hold up to
-// n blocks (n < 0 gives it back): in the handle form, a worker at
-// inlineSlots or past it moves each entry it is the first such member of
-// to an arena slot, so its blocks bound the slots it takes. Other workers
-// take none.
-func (s *Sets) Reserve(w, n int) {
-	if !s.Inline && w >= inlineSlots {
-		s.Arena.Reserve(n)
+// Canonical reports whether e has its set's one shape (invariant checks).
+func (s *Sets) Canonical(e Entry) bool {
+	switch {
+	case s.Inline || e.low():
+		return true
+	case !e.isHandle():
+		var ws []int
+		s.Members(e, 0, func(slot int) { ws = append(ws, slot) })
+		return len(ws) > 0 && s.l.of(ws...) == e
 	}
+	_, small := s.l.fits(arena.Bits(s.Arena.Slot(e.handle().Ref())))
+	return !small
 }
 
-// setBit sets worker slot w in the arena slot of handle-form entry e, and
-// reports whether it was set already.
+// setBit sets worker slot w in the arena slot of handle e, and reports
+// whether it was set already.
 func (s *Sets) setBit(e Entry, w int) (had bool) {
 	b := arena.Bits(s.Arena.Slot(e.handle().Ref()))
 	had = bitset.AtomicTest(b, w)
@@ -197,66 +366,81 @@ func (wr *Writer) Key(seq uint64) keyhash.Key { return wr.Tabs[0].Key(seq) }
 // does not inline).
 func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 
+// AttachRun attaches worker slot w to the entries of keys at positions
+// pos, pos+1, … in order, up to the first that holds w already, which it
+// leaves as it is, and returns how many it attached: a simple worker's run
+// of new blocks in one call, whose caller writes their nodes after it.
+func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
+	if wr.Direct() {
+		tab, b := wr.Plane(w)
+		return tab.OrRun(pos, keys, 1<<b)
+	}
+	for i := range keys {
+		if wr.AttachKey(pos+i, keys[i], w) {
+			return i
+		}
+	}
+	return len(keys)
+}
+
 // AttachKey is Attach of the sequence hash k.K, which Key made.
 func (wr *Writer) AttachKey(pos int, k keyhash.Key, w int) (had bool) {
-	s, seq := wr.Sets, k.K
+	s := wr.Sets
 	tab, b := wr.Plane(w)
-	if wr.Excl {
-		// The lane alone writes the table: no lock, and one probe finds
-		// the entry or the slot a new one goes in.
-		if s.Inline || w < inlineSlots {
-			// A set in the value (or a new one) takes w's bit; in the
-			// handle form, a handle's slot does.
-			unless := uint64(handleTag)
-			if s.Inline {
-				unless = 0
-			}
-			e := Entry(tab.Or(pos, k, 1<<b, unless))
-			if s.Inline || e.inline() {
-				return uint64(e)&(1<<b) != 0
-			}
-			return s.setOwnBit(e, w)
+	if s.Inline {
+		if wr.Excl {
+			return tab.Or(pos, k, 1<<b, 0)&(1<<b) != 0
 		}
-		e := Entry(tab.GetOrPut(pos, k, func() uint64 {
-			return uint64(wr.Alloc.AllocWith(seq, w)) | handleTag
-		}))
-		switch {
-		case e == 0:
-			return false
-		case !e.inline():
-			return s.setOwnBit(e, w)
-		}
-		promoted := wr.promote(seq, uint64(e), w)
-		tab.Update(pos, k, func(uint64) uint64 { return promoted })
-		return false
-	}
-	// Other lanes write the table: the shard stays locked while the entry
-	// changes, so that no Detach frees a handle this reads.
-	tab.Update(pos, k, func(old uint64) uint64 {
-		e := Entry(old)
-		switch {
-		case s.Inline || e.inline() && w < inlineSlots: // (the handle form has one plane: b is w)
+		tab.Update(pos, k, func(old uint64) uint64 {
 			had = old&(1<<b) != 0
 			return old | 1<<b
-		case !e.inline():
-			had = s.setBit(e, w)
-			return old
-		case e == 0:
-			return uint64(wr.Alloc.AllocWith(seq, w)) | handleTag
+		})
+		return had
+	}
+	if wr.Excl && w < lowSlots {
+		// The lane alone writes the table: a low set (or a new entry)
+		// takes w's bit in one probe, and a handle's slot takes it in
+		// place; a list changes below.
+		switch e := Entry(tab.Or(pos, k, 1<<w, formBits)); {
+		case e.low():
+			return uint64(e)&(1<<w) != 0
+		case e.isHandle():
+			return s.setOwnBit(e, w)
 		}
-		return wr.promote(seq, old, w)
+	}
+	// Under the entry's shard lock when other lanes write the table, so
+	// that no Detach frees a handle this reads.
+	tab.Update(pos, k, func(old uint64) uint64 {
+		e := Entry(old)
+		if e.isHandle() {
+			if wr.Excl {
+				had = s.setOwnBit(e, w)
+			} else {
+				had = s.setBit(e, w)
+			}
+			return old
+		}
+		v, h, ok := s.l.add(e, w)
+		if !ok {
+			v = wr.promote(k.K, e, w)
+		}
+		had = h
+		return uint64(v)
 	})
 	return had
 }
 
-// promote returns the tagged handle of a new arena slot holding the inline
-// set and worker w, which the set's value does not fit. The slot's words
-// are written before the caller publishes the handle in the table.
-func (wr *Writer) promote(seq, set uint64, w int) uint64 {
+// promote returns the tagged handle of a new arena slot holding set e (low
+// or list) and worker w, which no value fits. The slot's words are written
+// before the caller publishes the handle in the table.
+func (wr *Writer) promote(seq uint64, e Entry, w int) Entry {
 	h := wr.Alloc.AllocWith(seq, w)
-	p := &arena.Bits(wr.Sets.Arena.Slot(h.Ref()))[0]
-	atomic.StoreUint64(p, atomic.LoadUint64(p)|set)
-	return uint64(h) | handleTag
+	b := arena.Bits(wr.Sets.Arena.Slot(h.Ref()))
+	wr.Sets.Members(e, 0, func(slot int) {
+		p := &b[slot>>6]
+		atomic.StoreUint64(p, atomic.LoadUint64(p)|1<<(slot&63))
+	})
+	return Entry(h) | handleTag
 }
 
 // Detach clears worker slot w in the entry (pos, seq), which the worker
@@ -271,37 +455,23 @@ func (wr *Writer) Detach(pos int, seq uint64, w int) {
 		switch {
 		case e == 0: // unreachable while the worker's state is consistent
 			return 0
-		case wr.Sets.Inline || e.inline():
+		case wr.Sets.Inline:
 			return old &^ (1 << b)
+		case !e.isHandle():
+			return uint64(wr.Sets.l.remove(e, w))
 		}
-		// The last worker out deletes the entry; when the workers left
-		// fit an inline set, the value becomes that set. Either way the
-		// value changes before the slot is freed: a reader that finds the
+		// When the workers left fit a value (or none is left), the value
+		// becomes it before the slot is freed: a reader that finds the
 		// slot stale looks again and finds the new value.
 		bs := arena.Bits(wr.Sets.Arena.Slot(e.handle().Ref()))
 		bitset.AtomicClear(bs, w)
-		if set, ok := inlineSet(bs); ok {
+		if v, ok := wr.Sets.l.fits(bs); ok {
 			freed, free = e.handle(), true
-			return set
+			return uint64(v)
 		}
 		return old
 	})
 	if free {
 		wr.Alloc.Free(freed)
 	}
-}
-
-// inlineSet returns the set of shared words b as an inline value, or false
-// when a worker in it is at inlineSlots or past it.
-func inlineSet(b []uint64) (uint64, bool) {
-	set := atomic.LoadUint64(&b[0])
-	if set>>inlineSlots != 0 {
-		return 0, false
-	}
-	for i := 1; i < len(b); i++ {
-		if atomic.LoadUint64(&b[i]) != 0 {
-			return 0, false
-		}
-	}
-	return set, true
 }

@@ -34,6 +34,9 @@ func (s *Set) checkTables() {
 		base := 64 * (k % planes)
 		tab.Range(func(_ int, _, val uint64) bool {
 			s.o.Sets.Members(entry.Entry(val), base, func(slot int) { got[slot]++ })
+			if !s.o.Sets.Canonical(entry.Entry(val)) {
+				panic(fmt.Sprintf("flash invariant: entry value %#x is not its set's one shape", val))
+			}
 			return true
 		})
 	}

@@ -362,17 +362,14 @@ func (ln *lane) worker(w Worker, budget *int) (ws *worker.State, fresh bool, err
 
 // reserveFor sets room aside for a hinted worker that takes its slot (sign
 // 1), in the shared table its slot writes (shardmap's Reserve: tables for
-// its blocks, the levels of their positions), in the arena when its slot
-// moves sets there (entry.Sets.Reserve), and the batch scratch for an
-// event of its blocks; or gives the table's and the arena's room back when
-// it leaves (sign -1), for the workers after it. The room stays the
-// table's and the arena's.
+// its blocks, the levels of their positions), and the batch scratch for an
+// event of its blocks; or gives the table's room back when it leaves (sign
+// -1), for the workers after it. The room stays the table's.
 func (ln *lane) reserveFor(ws *worker.State, sign int) {
 	if ws.Hint == 0 {
 		return
 	}
 	tab, _ := ln.own.W.Plane(ws.Slot)
-	ln.s.o.Sets.Reserve(ws.Slot, sign*ws.Hint)
 	if sign > 0 {
 		tab.Map().Reserve(ws.Hint, ws.Hint)
 		ln.own.ReserveScratch(ws.Hint)

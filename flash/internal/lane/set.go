@@ -63,15 +63,23 @@ type Set struct {
 // planes: a group of planes tables (a table per plane of 64 worker slots),
 // or with perLane one group per lane, each then written by its lane alone
 // (one shard a position: shards only keep writers off each other's locks).
-func Tables(lanes, planes int, perLane bool) (tabs []*shardmap.Map) {
+// A wide index (more than 128 workers) fills its tables denser: its
+// entries are many per worker, and memory is what grows with the fleet.
+func Tables(lanes, planes int, perLane, wide bool) (tabs []*shardmap.Map) {
+	bits := shardmap.ShardBitsFor(lanes)
 	if perLane && lanes > 1 {
-		for range lanes * planes {
-			tabs = append(tabs, shardmap.New(shardmap.WithShardBits(0)))
-		}
-		return tabs
+		bits = 0
 	}
-	for range planes {
-		tabs = append(tabs, shardmap.New(shardmap.WithShardBits(shardmap.ShardBitsFor(lanes))))
+	opts := []shardmap.Option{shardmap.WithShardBits(bits)}
+	if wide {
+		opts = append(opts, shardmap.WithDenseTables())
+	}
+	n := planes
+	if perLane && lanes > 1 {
+		n = lanes * planes
+	}
+	for range n {
+		tabs = append(tabs, shardmap.New(opts...))
 	}
 	return tabs
 }

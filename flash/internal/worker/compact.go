@@ -45,35 +45,26 @@ func (o *Owner) compact(ws *State) {
 			renum[i] = j
 		}
 	}
-	// The new chunks: one allocation, cut as New cuts a hint's; a worker
-	// under a chunk gets a first chunk of its size, doubling as before.
-	size := max(int(live+1<<nodeChunkBits-1)>>nodeChunkBits, ws.hintChunks) << nodeChunkBits
-	if ws.hintChunks == 0 && live < 1<<nodeChunkBits {
-		size = firstChunk
-		for size < int(live) {
-			size *= 2
-		}
+	// The new chunks (at least the hint's), in one allocation.
+	fresh := make([]*chunk, max(int(live+1<<nodeChunkBits-1)>>nodeChunkBits, ws.hintChunks, 1))
+	all := make([]node, len(fresh)<<nodeChunkBits)
+	for k := range fresh {
+		fresh[k] = (*chunk)(all[k<<nodeChunkBits:])
 	}
-	all := make([]node, size)
 	for i := uint32(0); i < ws.n; i++ {
 		if k := renum[i]; k != 0 {
 			n := *ws.node(i)
 			if n.parent != 0 {
 				n.parent = renum[n.parent-1]
 			}
-			all[k-1] = n
+			fresh[(k-1)>>nodeChunkBits][(k-1)&(1<<nodeChunkBits-1)] = n
 		}
 	}
-	nch := (size + 1<<nodeChunkBits - 1) >> nodeChunkBits
-	if nch <= len(ws.chunkArr) {
-		clear(ws.chunkArr[:])
-		ws.chunks = ws.chunkArr[:nch]
+	clear(ws.chunks) // the old ones, for the collector
+	if len(fresh) <= len(ws.chunkArr) {
+		ws.chunks = ws.chunkArr[:copy(ws.chunkArr[:], fresh)]
 	} else {
-		ws.chunks = make([][]node, nch)
-	}
-	for k := range ws.chunks {
-		end := min((k+1)<<nodeChunkBits, size)
-		ws.chunks[k] = all[k<<nodeChunkBits : end : end]
+		ws.chunks = fresh
 	}
 	ws.n, ws.freed, ws.nfree = live, 0, 0
 	// The id map's values and the aliases name nodes by index.

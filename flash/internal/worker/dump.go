@@ -76,9 +76,7 @@ type Memory struct {
 
 // AddMemory adds ws's parts to m.
 func (ws *State) AddMemory(m *Memory) {
-	for _, c := range ws.chunks {
-		m.Nodes += cap(c) * int(unsafe.Sizeof(node{}))
-	}
+	m.Nodes += len(ws.chunks) * int(unsafe.Sizeof(chunk{}))
 	for _, c := range ws.links {
 		m.Nodes += cap(c) * int(unsafe.Sizeof(nodeLinks{}))
 	}

@@ -37,6 +37,7 @@ type idMap struct {
 	hasZ  bool // id 0 lives outside the table
 	zv    uint32
 	floor int // the table never shrinks below this many buckets
+	quad  int // a table of fewer buckets grows 4× (idQuadrupleBelow)
 }
 
 const idBucketSlots = 12
@@ -421,7 +422,7 @@ func (ws *State) claimNew(blocks []Block, pending []pendingBlock, keys []keyhash
 // the buckets less one, with pending and keys as long as blocks and the
 // nodes in chunks; it returns where it stopped, and how many of the
 // blocks before were dups.
-func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks [][]node, pos, i int) (int, int) {
+func claimRunGo(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks []*chunk, pos, i int) (int, int) {
 	// The table's fields in registers: Go reloads a field after any store.
 	// A bucket is found from the table's address, as idAddr finds it:
 	// bmask is the buckets less one, so no bounds check is needed (nor the
@@ -561,22 +562,27 @@ const idShrinkAbove = 64
 func (ws *State) reserveIDs(n int) {
 	if ws.ids.n+n > len(ws.ids.b)*idBucketFill {
 		c := idBuckets(ws.ids.n + n)
-		if have := len(ws.ids.b); have < idQuadrupleBelow {
-			c = max(c, min(4*have, idQuadrupleBelow))
+		if have := len(ws.ids.b); have < ws.ids.quad {
+			c = max(c, min(4*have, ws.ids.quad))
 		}
 		ws.idGrow(c)
 	}
 }
 
 // idQuadrupleBelow: a map of fewer buckets (16 KiB) grows 4× instead of 2×,
-// up to this size. Each growth moves every id, so doubling moves an id
+// up to this size; in a wide index (more than 128 workers), up to
+// idQuadrupleBelowWide (1 KiB), as its many small workers would keep twice
+// their ids' room. Each growth moves every id, so doubling moves an id
 // one to two times over a worker's first thousands of blocks; skipping
 // every other small size removes a third of the moves (96 workers on the
 // trace from empty: growth 31.3M → 20.8M instructions a fill, 4% less
 // time). Workers past a few thousand blocks end at the size they did
 // (memory per block unchanged at 16 and 96 workers); workers of about a
 // thousand (256 workers on the trace) may end at twice it.
-const idQuadrupleBelow = 256
+const (
+	idQuadrupleBelow     = 256
+	idQuadrupleBelowWide = 16
+)
 
 // idGrow moves the map to a table of c buckets. It walks the nodes and the
 // aliases in order, not the old table: the table names a node by index, so
@@ -587,12 +593,12 @@ const idQuadrupleBelow = 256
 func (ws *State) idGrow(c int) {
 	m := &ws.ids
 	m.alloc(c)
-	for ci, chunk := range ws.chunks {
+	for ci, ch := range ws.chunks {
 		base := uint32(ci) << nodeChunkBits
 		if base >= ws.n {
 			break // the chunks past the nodes in use (a hint's)
 		}
-		chunk = chunk[:min(uint32(len(chunk)), ws.n-base)]
+		chunk := ch[:min(uint32(len(ch)), ws.n-base)]
 		for k := range chunk {
 			if i := base + uint32(k); chunk[k].st&nodeOwnID != 0 && chunk[k].ext != 0 {
 				// idPlace's common case, its home bucket with room,

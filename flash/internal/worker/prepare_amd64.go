@@ -25,7 +25,7 @@ func prepKeysAsm(keys []keyhash.Key, pending []pendingBlock, blocks []Block, pre
 // and the padding (idBucket's first 16 bytes).
 //
 //go:noescape
-func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks [][]node, pos, i int) (int, int)
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks []*chunk, pos, i int) (int, int)
 
 // The chain's XXH3 constants, for the assembly (go_asm.h).
 const (

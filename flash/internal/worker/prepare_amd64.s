@@ -225,7 +225,6 @@ dup:
 	JNE  done
 	MOVL SI, DI
 	SHRL $const_nodeChunkBits, DI
-	LEAQ (DI)(DI*2), DI // a chunk's slice is 3 words
 	MOVQ chunks_base+88(FP), BX
 	MOVQ (BX)(DI*8), DI
 	MOVL SI, BX

@@ -15,6 +15,6 @@ func prepKeys(keys []keyhash.Key, pending []pendingBlock, blocks []Block, prev u
 }
 
 // claimRun is claimRunGo where there is no assembly for it.
-func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks [][]node, pos, i int) (int, int) {
+func claimRun(base unsafe.Pointer, bmask uint64, blocks []Block, pending []pendingBlock, keys []keyhash.Key, chunks []*chunk, pos, i int) (int, int) {
 	return claimRunGo(base, bmask, blocks, pending, keys, chunks, pos, i)
 }

@@ -87,18 +87,18 @@ func checkPrepKeys(t *testing.T, seed uint64, steps int) {
 func TestPeekFresh(t *testing.T) {
 	const c = 1 << nodeChunkBits
 	ws := &State{}
-	ws.chunks = [][]node{make([]node, c), make([]node, c)[:5]}
+	ws.chunks = []*chunk{new(chunk), new(chunk)}
 	for _, tc := range []struct {
 		n, freed uint32
 		k        int
 		want     []node // nil: none
 	}{
 		{0, 0, 3, ws.chunks[0][:3]},
-		{7, 0, 1000, ws.chunks[0][7:min(c, 1007)]},
+		{7, 0, 1000, ws.chunks[0][7:]},
 		{c - 1, 0, 63, ws.chunks[0][c-1:]},
-		{c, 0, 63, ws.chunks[1][:5]},
+		{c, 0, 63, ws.chunks[1][:min(c, 63)]},
 		{c + 3, 0, 1, ws.chunks[1][3:4]},
-		{c + 5, 0, 2, nil},
+		{2 * c, 0, 2, nil},
 		{3 * c, 0, 2, nil},
 		{7, 1, 4, nil},
 		{7, 0, 0, ws.chunks[0][7:7]},
@@ -147,7 +147,7 @@ func checkClaimRun(t *testing.T, seed uint64, rounds int) (stops [4]int, claims,
 	r := rand.New(rand.NewPCG(seed, seed+1))
 	ws := &State{k0: r.Uint64(), k1: r.Uint64() | 1}
 	const nodes = 2 << nodeChunkBits
-	ws.chunks = [][]node{make([]node, 1<<nodeChunkBits), make([]node, 1<<nodeChunkBits)}
+	ws.chunks = []*chunk{new(chunk), new(chunk)}
 	m := &ws.ids
 	// stops: at id 0, a tag, an overflow, a full bucket
 	// isDup reports whether block i would be a dup of the first slot of

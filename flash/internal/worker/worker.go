@@ -63,12 +63,17 @@ func (n *node) setAttached(a bool) {
 	}
 }
 
-// nodeChunkBits: nodes live in chunks of 512 (16 KiB), so a growing worker
-// copies no nodes past its first chunk (see firstChunk), and what a worker
-// keeps beyond its nodes is less than a chunk: with chunks of 1024, workers
-// of about a thousand blocks (256 workers on the trace) kept twice their
-// nodes, 46 bytes per (block, worker) against 39.
-const nodeChunkBits = 9
+// nodeChunkBits: nodes live in chunks of 32 (1 KiB), so a growing worker
+// copies no nodes. A worker of a narrow index (up to 128 workers) makes
+// its chunks in slabs, each as many chunks as it has (from 2 up to
+// slabChunks) in one allocation, so that its nodes lie in long runs,
+// which its id map's growth reads as a stream (with chunks made one at a
+// time, storing the trace at 16 and 96 workers took 10-15% longer). A
+// wide index's workers, many and mostly small, make them one at a time,
+// so each keeps less than a chunk past its nodes: with chunks of 512,
+// workers of about a thousand blocks (256 workers on the trace) kept 39
+// bytes of nodes per (block, worker); so, 33.
+const nodeChunkBits = 5
 
 // State is the private state of one worker, owned by its lane.
 //
@@ -98,11 +103,13 @@ type State struct {
 	k0, k1  uint64 // keys of the ids' hash
 	complex bool
 	content contentMap // (position, sequence hash) → node index, while complex
-	chunks  [][]node
-	// chunkArr holds chunks' first four entries: a worker of up to 2,048
-	// nodes (every worker of a wide fleet, most of them hinted) makes no
-	// slice of chunks.
-	chunkArr [4][]node
+	chunks  []*chunk
+	// slabs: it makes its chunks in slabs (narrow index), not one at a
+	// time (nodeChunkBits).
+	slabs bool
+	// chunkArr holds chunks' first four entries: a worker of up to 128
+	// nodes makes no slice of chunks.
+	chunkArr [4]*chunk
 	links    [][]nodeLinks // by chunk, like chunks, while complex
 	// hintChunks: chunks made for the worker's capacity hint, kept when
 	// it is cleared.
@@ -116,7 +123,7 @@ type State struct {
 // New returns the state of a worker that holds nothing, in worker slot
 // slot (-1: none yet), made for its capacity hint.
 func (o *Owner) New(id uint64, rank uint32, slot int) *State {
-	ws := &State{ID: id, Rank: rank, Slot: slot}
+	ws := &State{ID: id, Rank: rank, Slot: slot, slabs: o.W.Sets == nil || o.W.Sets.Inline}
 	ws.chunks = ws.chunkArr[:0]
 	hint := 0
 	if o.Hint != nil {
@@ -125,6 +132,10 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 	ws.k0, ws.k1 = o.K0, o.K1|1
 	ws.Hint = min(max(hint, 0), maxHintKeys)
 	ws.ids.floor = idBuckets(ws.Hint)
+	ws.ids.quad = idQuadrupleBelow
+	if o.W.Sets != nil && !o.W.Sets.Inline {
+		ws.ids.quad = idQuadrupleBelowWide
+	}
 	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
 		// The hint's nodes made now, one allocation cut into chunks; min
@@ -135,11 +146,11 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 		pages.Touch(all)
 		pages.Touch(ws.ids.b)
 		if ws.hintChunks > len(ws.chunkArr) {
-			ws.chunks = make([][]node, 0, ws.hintChunks)
+			ws.chunks = make([]*chunk, 0, ws.hintChunks)
 		}
 		ws.chunks = ws.chunks[:ws.hintChunks]
 		for k := range ws.chunks {
-			ws.chunks[k] = all[k<<nodeChunkBits : (k+1)<<nodeChunkBits : (k+1)<<nodeChunkBits]
+			ws.chunks[k] = (*chunk)(all[k<<nodeChunkBits:])
 		}
 	}
 	return ws
@@ -148,9 +159,12 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 // Blocks returns the number of engine ids the worker holds.
 func (ws *State) Blocks() int { return ws.ids.n }
 
-// firstChunk: a worker's first nodes take 64 (2 KiB), doubled as they fill
-// up to a whole chunk, so a worker of a few blocks keeps a few nodes.
-const firstChunk = 64
+// chunk is a chunk of nodes: the worker's chunks are a word each.
+type chunk [1 << nodeChunkBits]node
+
+// slabChunks: a narrow index's worker makes its chunks up to 16 at a time
+// (512 nodes, 16 KiB).
+const slabChunks = 16
 
 // maxHintChunks bounds the node chunks a capacity hint makes before any
 // block arrives: 2^20 nodes.
@@ -201,10 +215,8 @@ func (ws *State) freshNodes(n int) (uint32, []node) {
 // peekFresh returns the nodes freshNodes(n) would take, taking none.
 func (ws *State) peekFresh(n int) []node {
 	if ci := int(ws.n >> nodeChunkBits); ws.freed == 0 && ci < len(ws.chunks) {
-		ch := ws.chunks[ci]
-		if off := int(ws.n & (1<<nodeChunkBits - 1)); off < len(ch) {
-			return ch[off:min(len(ch), off+n)]
-		}
+		off := int(ws.n & (1<<nodeChunkBits - 1))
+		return ws.chunks[ci][off:min(len(chunk{}), off+n)]
 	}
 	return nil
 }
@@ -227,10 +239,8 @@ func (ws *State) prefetchNodes(n int) {
 func (ws *State) nextFresh() (uint32, *node) {
 	i := ws.n
 	if ci := int(i >> nodeChunkBits); ws.freed == 0 && ci < len(ws.chunks) {
-		if ch := ws.chunks[ci]; int(i&(1<<nodeChunkBits-1)) < len(ch) {
-			ws.n++
-			return i, &ch[i&(1<<nodeChunkBits-1)]
-		}
+		ws.n++
+		return i, &ws.chunks[ci][i&(1<<nodeChunkBits-1)]
 	}
 	return 0, nil
 }
@@ -246,20 +256,17 @@ func (ws *State) takeNode() (uint32, *node) {
 		return i, ws.node(i)
 	}
 	i = ws.n
-	switch {
-	case int(i>>nodeChunkBits) == len(ws.chunks):
-		c := 1 << nodeChunkBits
-		if i == 0 {
-			c = firstChunk
+	if int(i>>nodeChunkBits) == len(ws.chunks) {
+		// A chunk, or a slab of as many chunks as the worker has, from 2
+		// up to slabChunks, in one allocation.
+		k := 1
+		if ws.slabs {
+			k = min(max(len(ws.chunks), 2), slabChunks)
 		}
-		ws.chunks = append(ws.chunks, make([]node, c))
-	case i < 1<<nodeChunkBits && int(i) == len(ws.chunks[0]):
-		// The first chunk doubles up to a whole one: a worker that
-		// holds a few hundred blocks does not keep a thousand nodes.
-		// Nodes are named by index, so moving them is safe.
-		c := make([]node, 2*len(ws.chunks[0]))
-		copy(c, ws.chunks[0])
-		ws.chunks[0] = c
+		all := make([]node, k<<nodeChunkBits)
+		for j := range k {
+			ws.chunks = append(ws.chunks, (*chunk)(all[j<<nodeChunkBits:]))
+		}
 	}
 	ws.n++
 	return i, ws.node(i)
@@ -416,9 +423,9 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 	o.tab, o.bit = tab, 1<<b
 	pending, keys := o.pending[:len(blocks)], o.keys[:len(blocks)]
 	i := 0
-	if !ws.complex && o.W.Direct() {
+	if !ws.complex && o.W.Excl {
 		// storeBlock's common case, written out: a simple worker, alone on
-		// its one-word sets. The table sets the worker's bit for a run of
+		// its tables. The table sets the worker's bit for a run of
 		// blocks in one call, up to a block whose bit it has: a
 		// duplicate (held already, so its bit is set), or a second engine
 		// id for content the worker holds, which goes to storeBlock, where
@@ -433,7 +440,7 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 				i++
 				continue
 			}
-			run := i + tab.OrRun(pos+i, keys[i:], o.bit)
+			run := i + o.W.AttachRun(pos+i, keys[i:], ws.Slot)
 			for i < run {
 				ni, ns := ws.freshNodes(run - i)
 				if len(ns) == 0 {
