@@ -242,3 +242,59 @@ func Bars(dir, name, title string, bars []Bar) ([]string, error) {
 	p.X.Min, p.X.Max = 0, 1.05*slices.Max(vals)
 	return save(p, dir, name, 8*vg.Inch, vg.Length(len(bars))*vg.Points(13)+vg.Inch)
 }
+
+// Line is one series of a plot against the number of workers.
+type Line struct {
+	Name string
+	Y    []float64
+}
+
+// Widths plots each line against the workers (log scale); logY puts the
+// values on a log scale too.
+func Widths(dir, name, title, ylabel string, workers []int, lines []Line, logY bool) ([]string, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "workers"
+	p.Y.Label.Text = ylabel
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = widthTicks(workers)
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, l := range lines {
+		pts := make(plotter.XYs, 0, len(workers))
+		for j, w := range workers {
+			if j < len(l.Y) && (!logY || l.Y[j] > 0) {
+				pts = append(pts, plotter.XY{X: float64(w), Y: l.Y[j]})
+			}
+		}
+		ln, dots, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		ln.Color, dots.Color = plotutil.Color(i), plotutil.Color(i)
+		ln.Dashes = plotutil.Dashes(i)
+		dots.Shape = plotutil.Shape(i)
+		p.Add(ln, dots)
+		p.Legend.Add(l.Name, ln, dots)
+	}
+	if !logY {
+		p.Y.Min = 0
+	}
+	return save(p, dir, name, 6*vg.Inch, 4*vg.Inch)
+}
+
+// widthTicks marks each measured number of workers.
+type widthTicks []int
+
+func (t widthTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, w := range t {
+		if f := float64(w); f >= lo && f <= hi {
+			ts = append(ts, plot.Tick{Value: f, Label: fmt.Sprint(w)})
+		}
+	}
+	return ts
+}

@@ -13,6 +13,9 @@ import (
 	"github.com/flashindexer/flashindexer/flash"
 )
 
+// widths are the fleets the benchmarks measure, in workers.
+var widths = []int{16, 96, 128, 256, 1024, 4096}
+
 var (
 	loadOnce sync.Once
 	reqs     []trace.Request
@@ -112,7 +115,7 @@ func liveHeap() uint64 {
 // event (those of filling an empty index: making it is outside the timer
 // and the count).
 func BenchmarkStore(b *testing.B) {
-	for _, w := range []int{16, 96, 256} {
+	for _, w := range widths {
 		for _, ev := range []string{"full", "delta"} {
 			for _, hinted := range []string{"no", "yes"} {
 				for _, s := range stores {
@@ -204,7 +207,7 @@ func BenchmarkStoreSketch(b *testing.B) {
 // ratio of i's rate to j's (of the summed times) and its median over the
 // rounds.
 func byTurns(b *testing.B, impls []store, report func(b *testing.B, rate func(int) float64, ratio, median func(i, j int) float64)) {
-	for _, w := range []int{16, 96, 256} {
+	for _, w := range widths {
 		for _, ev := range []string{"full", "delta"} {
 			for _, hinted := range []string{"no", "yes"} {
 				b.Run(fmt.Sprintf("w=%d/ev=%s/hint=%s", w, ev, hinted), func(b *testing.B) {
@@ -251,7 +254,7 @@ func byTurns(b *testing.B, impls []store, report func(b *testing.B, rate func(in
 // BenchmarkFind queries every request of the trace against the index of
 // all of them: block-ops/s (query blocks per second).
 func BenchmarkFind(b *testing.B) {
-	for _, w := range []int{16, 96, 256} {
+	for _, w := range widths {
 		wl := workload(b, w, false)
 		ix := stores[0].build(wl, 0).(*flash.Indexer)
 		n := stores[1].build(wl, 0).(Naive)
