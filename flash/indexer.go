@@ -166,7 +166,7 @@ func (ix *Indexer) BlockCount(w Worker) int {
 // in the order of their IDs and ranks, from one lock-free snapshot (for
 // metrics; f must not call back into the index's write path).
 func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
-	for _, e := range ix.lanes.Directory() {
+	for e := range ix.lanes.Directory().All() {
 		f(Worker(e.W), ix.search.Dir.Blocks(int(e.Slot)))
 	}
 }
@@ -176,7 +176,7 @@ func (ix *Indexer) WorkerBlocks(f func(w Worker, blocks int)) {
 func (ix *Indexer) QueueDepths(dst []int) []int { return ix.lanes.QueueDepths(dst) }
 
 // Workers returns how many workers hold a slot.
-func (ix *Indexer) Workers() int { return len(ix.lanes.Directory()) }
+func (ix *Indexer) Workers() int { return ix.lanes.Directory().Len() }
 
 // HasWorker reports whether w holds a slot: its events, a prediction or
 // AddWorker gave it one, and RemoveWorker has not taken it. It takes no

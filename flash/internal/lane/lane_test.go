@@ -3,6 +3,7 @@ package lane
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -141,14 +142,14 @@ func TestSet_Directory(t *testing.T) {
 	if err := s.Apply(&ev, false); err != nil {
 		t.Fatal(err)
 	}
-	if d := s.Directory(); len(d) != 1 || d[0] != (DirEntry{ev.Worker, 0}) {
+	if d := slices.Collect(s.Directory().All()); len(d) != 1 || d[0] != (DirEntry{ev.Worker, 0}) {
 		t.Fatalf("directory %v", d)
 	}
 	if err := s.RemoveWorker(1); err != nil {
 		t.Fatal(err)
 	}
-	if d := s.Directory(); len(d) != 0 {
-		t.Fatalf("directory after RemoveWorker: %v", d)
+	if d := s.Directory(); d.Len() != 0 {
+		t.Fatalf("directory after RemoveWorker: %v", slices.Collect(d.All()))
 	}
 	ev.Worker = Worker{ID: 2}
 	if err := s.Apply(&ev, false); err != nil {
@@ -173,9 +174,10 @@ func TestDirectory_AgainstMap(t *testing.T) {
 			ref[w] = slot
 		}
 		s.setDirectory(w, slot)
-		d := s.Directory()
-		if len(d) != len(ref) {
-			t.Fatalf("step %d: %d entries, want %d", step, len(d), len(ref))
+		dir := s.Directory()
+		d := slices.Collect(dir.All())
+		if len(d) != len(ref) || dir.Len() != len(ref) {
+			t.Fatalf("step %d: %d entries (Len %d), want %d", step, len(d), dir.Len(), len(ref))
 		}
 		for i, e := range d {
 			if i > 0 && !d[i-1].W.less(e.W) {
@@ -184,13 +186,13 @@ func TestDirectory_AgainstMap(t *testing.T) {
 			if want, ok := ref[e.W]; !ok || want != e.Slot {
 				t.Fatalf("step %d: %v at slot %d, want %d (%v)", step, e.W, e.Slot, want, ok)
 			}
-			if got, ok := d.Slot(e.W); !ok || got != e.Slot {
+			if got, ok := dir.Slot(e.W); !ok || got != e.Slot {
 				t.Fatalf("step %d: Slot(%v) = %d, %v", step, e.W, got, ok)
 			}
 		}
 		x := Worker{ID: uint64(r.IntN(40)), DPRank: uint32(r.IntN(3))}
 		want, in := ref[x]
-		if got, ok := d.Slot(x); ok != in || ok && got != want {
+		if got, ok := dir.Slot(x); ok != in || ok && got != want {
 			t.Fatalf("step %d: Slot(%v) = %d, %v; want %d, %v", step, x, got, ok, want, in)
 		}
 	}
