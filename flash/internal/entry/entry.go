@@ -397,13 +397,19 @@ func (wr *Writer) AttachKey(pos int, k keyhash.Key, w int) (had bool) {
 		})
 		return had
 	}
-	if wr.Excl && w < lowSlots {
-		// The lane alone writes the table: a low set (or a new entry)
-		// takes w's bit in one probe, and a handle's slot takes it in
-		// place; a list changes below.
-		switch e := Entry(tab.Or(pos, k, 1<<w, formBits)); {
-		case e.low():
-			return uint64(e)&(1<<w) != 0
+	if wr.Excl {
+		// The lane alone writes the table: one probe makes a new entry
+		// of w alone or, w below lowSlots, sets w's bit in a low set; a
+		// handle's slot takes w in place. Any other set changes below.
+		bit, unless := uint64(1)<<w, uint64(formBits)
+		if w >= lowSlots {
+			bit, unless = uint64(s.l.of(w)), ^uint64(0)
+		}
+		switch e := Entry(tab.Or(pos, k, bit, unless)); {
+		case e == 0:
+			return false
+		case e.low() && w < lowSlots:
+			return uint64(e)&bit != 0
 		case e.isHandle():
 			return s.setOwnBit(e, w)
 		}
