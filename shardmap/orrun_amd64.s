@@ -11,8 +11,9 @@
 //     a 0 key) in R13, and s, the key's slot (f when absent, 4 when the
 //     bucket is full without it) in R14;
 //   - found: the key is there: set mask (SI) in its value, unless it
-//     holds a bit of mask already (held); live counts one more when the
-//     value was 0, and the value's store is the release store;
+//     holds a bit of unless (the frame's) already (held); live counts one
+//     more when the value was 0, and the value's store is the release
+//     store;
 //   - insert: a new key in the empty slot, when used is below the table's
 //     limit: its value, then its key (the release store).
 // The slot's byte offset from the slots (DX) is in R14 from found on; a
@@ -55,7 +56,7 @@ found: \
 	SHLQ $4, R14; \
 	ADDQ BX, R14; \
 	MOVQ 8(DX)(R14*1), R13; \
-	TESTQ SI, R13; \
+	TESTQ unless+48(FP), R13; \
 	JNE  held; \
 	CMPQ R13, $1; \
 	ADCQ $0, table_live(CX); \
@@ -77,7 +78,7 @@ advance: \
 	JNE  next; \
 	JMP  done
 
-// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask uint64) (int, bool)
+// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask, unless uint64) (int, bool)
 //
 // orRunGo, in registers. Per key: AX its K, CX its table, DX the table's
 // slots, BX the probed bucket's byte offset, R13 the
@@ -90,7 +91,7 @@ advance: \
 // x86-64 makes them visible in program order (order.Publish).
 // With one shard (smask 0) a loop of its own takes each key's table from
 // its position's pointer, computing no shard; both loops step by ORKEY.
-TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-57
+TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-65
 	MOVQ keys_len+24(FP), R10
 	SHLQ $3, R10
 	JEQ  done
@@ -131,8 +132,8 @@ next:
 
 done:
 	MOVQ keys_len+24(FP), AX
-	MOVQ AX, ret+48(FP)
-	MOVB $0, ret1+56(FP)
+	MOVQ AX, ret+56(FP)
+	MOVB $0, ret1+64(FP)
 	RET
 
 stop:
@@ -143,9 +144,9 @@ held:
 	MOVL $1, AX
 
 at:
-	// The index of key R10, and AX: whether it held a bit of mask.
+	// The index of key R10, and AX: whether it held a bit of unless.
 	SARQ $3, R10
 	ADDQ keys_len+24(FP), R10
-	MOVQ R10, ret+48(FP)
-	MOVB AX, ret1+56(FP)
+	MOVQ R10, ret+56(FP)
+	MOVB AX, ret1+64(FP)
 	RET

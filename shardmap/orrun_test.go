@@ -81,13 +81,16 @@ func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 				keys[i] = m.SoleWriter().Key(k)
 			}
 			mask := uint64(1) << r.IntN(4)
+			// unless: the mask (a value that has it stops the run),
+			// every bit (any value stops it) or the mask and a bit more.
+			unless := []uint64{mask, ^uint64(0), mask | 1<<r.IntN(4)}[r.IntN(3)]
 			n := max(min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos), 0)
 			keys = keys[:n]
 			before := hotStates(m, pos, n)
-			gi, gh := orRunGo(m.hotFrom(pos), m.shardMask, keys, mask)
+			gi, gh := orRunGo(m.hotFrom(pos), m.shardMask, keys, mask, unless)
 			want := hotStates(m, pos, n)
 			restore(before)
-			ai, ah := orRun(m.hotFrom(pos), m.shardMask, keys, mask)
+			ai, ah := orRun(m.hotFrom(pos), m.shardMask, keys, mask, unless)
 			if ai != gi || ah != gh {
 				t.Fatalf("step %d: orRun at %d of %d keys = %d, %v; orRunGo %d, %v", step, pos, n, ai, ah, gi, gh)
 			}
@@ -106,7 +109,7 @@ func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 			}
 			// What the general path does past where both stopped: the
 			// tables grow, the missing ones are made, and some keys leave.
-			m.SoleWriter().OrRun(pos, keys, mask)
+			m.SoleWriter().OrRun(pos, keys, mask, unless)
 			for range r.IntN(3) {
 				SolePut(m, pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)), 0)
 			}

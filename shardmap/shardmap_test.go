@@ -895,8 +895,8 @@ func checkRef(t *testing.T, m *shardmap.Map, ref map[pk]uint64, step int) {
 }
 
 // Writer.OrRun sets a mask in each key of a run, at consecutive
-// positions, up to the first key that has a bit of it, as Or one key at a
-// time would, for a sole writer and a shared one: runs that cross the inline positions, that fill
+// positions, up to the first key that has a bit of unless (the mask, the
+// mask and one more bit, or any value), as Or one key at a time would, for a sole writer and a shared one: runs that cross the inline positions, that fill
 // tables (which grow) or reach positions with no table yet (each taken
 // the general way, then the run resumes), that hold the key 0, and keys
 // deleted between runs.
@@ -915,6 +915,7 @@ func TestWriter_OrRun(t *testing.T) {
 			pos := []int{0, 1, 5, 1000, 1020, 1500}[r.IntN(6)]
 			n := r.IntN(80)
 			mask := uint64(1) << r.IntN(3)
+			unless := []uint64{mask, ^uint64(0), mask | 1<<r.IntN(3)}[r.IntN(3)]
 			keys = keys[:0]
 			for i := range n {
 				key := uint64(r.IntN(400))
@@ -928,12 +929,12 @@ func TestWriter_OrRun(t *testing.T) {
 			}
 			want := n
 			for i, k := range keys {
-				if ref[pk{pos + i, k.K}]&mask != 0 {
+				if ref[pk{pos + i, k.K}]&unless != 0 {
 					want = i
 					break
 				}
 			}
-			if got := w.OrRun(pos, keys, mask); got != want {
+			if got := w.OrRun(pos, keys, mask, unless); got != want {
 				t.Fatalf("%s: step %d: OrRun at %d of %d keys = %d, want %d", c.kind, step, pos, n, got, want)
 			}
 			for i := range want {

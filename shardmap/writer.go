@@ -104,23 +104,25 @@ func (w Writer) GetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
 	})
 }
 
-// OrRun is Or(pos+i, keys[i], mask, mask) for each of keys in order, up
-// to the first whose value holds a bit of mask already, which it leaves as
-// it is; it returns how many it set. A sole writer storing a run of blocks
+// OrRun is Or(pos+i, keys[i], mask, unless) for each of keys in order, up
+// to the first whose value holds a bit of unless, which it leaves as it
+// is; it returns how many it set. unless must hold mask's bits: with
+// unless = mask, it stops at a value that has the mask already; with
+// unless = ^0, at any value (it inserts absent keys only). A sole writer storing a run of blocks
 // (consecutive positions) makes one call, whose loop (orReady) finds each
 // key's table ready nearly always and probes it with no call; a call per
 // key cost the caller's loop its registers, spilled and reloaded around it
 // (Go's calls keep none), and so does a call in the loop: the keys orReady
 // leaves take the general path here, outside it.
-func (w Writer) OrRun(pos int, keys []keyhash.Key, mask uint64) int {
+func (w Writer) OrRun(pos int, keys []keyhash.Key, mask, unless uint64) int {
 	for i := 0; ; i++ {
 		if w.sole {
-			n, held := w.m.orReady(pos+i, keys[i:], mask)
+			n, held := w.m.orReady(pos+i, keys[i:], mask, unless)
 			if i += n; held {
 				return i
 			}
 		}
-		if i == len(keys) || w.Or(pos+i, keys[i], mask, mask)&mask != 0 {
+		if i == len(keys) || w.Or(pos+i, keys[i], mask, unless)&unless != 0 {
 			return i
 		}
 	}
@@ -175,14 +177,14 @@ func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
 // orReady is a sole writer's OrRun loop for the keys whose tables are ready and
 // have room, which are nearly all: it stops at the first key that is not
 // one (0, its table not made, or full), and returns its index and false,
-// or at the first whose value holds a bit of mask, and returns its index
+// or at the first whose value holds a bit of unless, and returns its index
 // and true.
-func (m *Map) orReady(pos int, keys []keyhash.Key, mask uint64) (int, bool) {
+func (m *Map) orReady(pos int, keys []keyhash.Key, mask, unless uint64) (int, bool) {
 	n := min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos)
 	if n <= 0 {
 		return 0, false
 	}
-	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask)
+	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask, unless)
 }
 
 // orRunGo is orReady's loop over keys at positions whose levels exist,
@@ -190,7 +192,7 @@ func (m *Map) orReady(pos int, keys []keyhash.Key, mask uint64) (int, bool) {
 // amd64 (orRun, orrun_amd64.s), where Go's register allocator spilled and
 // reloaded the loop's values at every key, and under the race detector and
 // elsewhere in Go (orRun is orRunGo).
-func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) (int, bool) {
+func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless uint64) (int, bool) {
 	for i, k := range keys {
 		if k.K == 0 {
 			return i, false
@@ -213,7 +215,7 @@ func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask uint64) 
 		}
 		switch {
 		case ok:
-			if old&mask != 0 {
+			if old&unless != 0 {
 				return i, true
 			}
 			order.Publish(t.val(j), old|mask)

@@ -370,17 +370,24 @@ func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 // pos, pos+1, … in order, up to the first that holds w already, which it
 // leaves as it is, and returns how many it attached: a simple worker's run
 // of new blocks in one call, whose caller writes their nodes after it.
+// The lane is alone on its tables (Excl). In the wide form the table's run
+// makes every new entry (w alone) and sets w's bit in low sets, up to a
+// set it leaves to AttachKey (a list, a handle, or w already there), and
+// goes on after it.
 func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
-	if wr.Direct() {
-		tab, b := wr.Plane(w)
-		return tab.OrRun(pos, keys, 1<<b)
+	tab, b := wr.Plane(w)
+	if wr.Sets.Inline {
+		return tab.OrRun(pos, keys, 1<<b, 1<<b)
 	}
-	for i := range keys {
-		if wr.AttachKey(pos+i, keys[i], w) {
+	bit, unless := uint64(1)<<w, uint64(formBits)|1<<w
+	if w >= lowSlots {
+		bit, unless = uint64(wr.Sets.l.of(w)), ^uint64(0)
+	}
+	for i := 0; ; i++ {
+		if i += tab.OrRun(pos+i, keys[i:], bit, unless); i == len(keys) || wr.AttachKey(pos+i, keys[i], w) {
 			return i
 		}
 	}
-	return len(keys)
 }
 
 // AttachKey is Attach of the sequence hash k.K, which Key made.

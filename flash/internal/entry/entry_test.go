@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flashindexer/flashindexer/bitset"
+	"github.com/flashindexer/flashindexer/internal/keyhash"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
@@ -214,4 +215,57 @@ func TestWide_ReadersSeeTheSteadyWorker(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// AttachRun attaches a worker to a run of entries at consecutive positions
+// up to the first that holds it already, whatever the shapes it meets,
+// against a model, for workers below slot 62 and past it.
+func TestWide_AttachRun(t *testing.T) {
+	for _, maxWorkers := range []int{256, 4096} {
+		wr, tab := wide(maxWorkers, true)
+		words := bitset.Words(maxWorkers)
+		r := rand.New(rand.NewPCG(uint64(maxWorkers), 9))
+		model := map[[2]uint64]map[int]bool{}
+		for step := range 3000 {
+			w := []int{1, 40, 61, 62, 100, maxWorkers - 1}[r.IntN(6)]
+			pos := r.IntN(4)
+			keys := make([]keyhash.Key, r.IntN(12))
+			for i := range keys {
+				keys[i] = wr.Key(uint64(1 + r.IntN(5)))
+			}
+			want := len(keys)
+			for i, k := range keys {
+				if model[[2]uint64{uint64(pos + i), k.K}][w] {
+					want = i
+					break
+				}
+			}
+			if got := wr.AttachRun(pos, keys, w); got != want {
+				t.Fatalf("step %d: AttachRun of worker %d = %d, want %d", step, w, got, want)
+			}
+			for i := range want {
+				e := [2]uint64{uint64(pos + i), keys[i].K}
+				if model[e] == nil {
+					model[e] = map[int]bool{}
+				}
+				model[e][w] = true
+			}
+			if r.IntN(3) == 0 { // a worker leaves an entry
+				for e, m := range model {
+					for x := range m {
+						wr.Detach(int(e[0]), e[1], x)
+						delete(m, x)
+						break
+					}
+					break
+				}
+			}
+			for e, m := range model {
+				got := members(t, wr.Sets, tab, int(e[0]), e[1], words)
+				if want := slices.Sorted(mapKeys(m)); !slices.Equal(got, want) {
+					t.Fatalf("step %d: entry %v reads %v, model %v", step, e, got, want)
+				}
+			}
+		}
+	}
 }
