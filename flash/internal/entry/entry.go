@@ -384,7 +384,9 @@ func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 		bit, unless = uint64(wr.Sets.l.of(w)), ^uint64(0)
 	}
 	for i := 0; ; i++ {
-		if i += tab.OrRun(pos+i, keys[i:], bit, unless); i == len(keys) || wr.AttachKey(pos+i, keys[i], w) {
+		// Where the run stops the key is there (or its table is not
+		// ready): one Update adds w to the set it finds.
+		if i += tab.OrRun(pos+i, keys[i:], bit, unless); i == len(keys) || wr.update(tab, pos+i, keys[i], w) {
 			return i
 		}
 	}
@@ -421,8 +423,14 @@ func (wr *Writer) AttachKey(pos int, k keyhash.Key, w int) (had bool) {
 			return s.setOwnBit(e, w)
 		}
 	}
-	// Under the entry's shard lock when other lanes write the table, so
-	// that no Detach frees a handle this reads.
+	return wr.update(tab, pos, k, w)
+}
+
+// update is AttachKey of the wide form by the table's Update: under the
+// entry's shard lock when other lanes write the table, so that no Detach
+// frees a handle this reads.
+func (wr *Writer) update(tab shardmap.Writer, pos int, k keyhash.Key, w int) (had bool) {
+	s := wr.Sets
 	tab.Update(pos, k, func(old uint64) uint64 {
 		e := Entry(old)
 		if e.isHandle() {
