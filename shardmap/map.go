@@ -169,7 +169,7 @@ func (m *Map) shardOf(l *level, h uint64) *shard {
 // hotTab returns where the table of hash h's shard at pos lives, for pos
 // below hotPositions.
 func (m *Map) hotTab(pos int, h uint64) *atomic.Pointer[table] {
-	return &m.hot[(h>>(64-maxShardBits))&m.shardMask*hotPositions+uint64(pos)]
+	return hotAt(unsafe.Pointer(unsafe.SliceData(m.hot)), m.shardMask, pos, h)
 }
 
 // hotFrom returns where hotAt finds the table pointers of the positions

@@ -52,19 +52,19 @@ func (e Entry) low() bool { return e&formBits == 0 }
 
 // lists is the list shape of an index: n slots of b bits.
 type lists struct {
-	b, n int
-	mask uint64
+	b, n uint8
+	mask uint32
 }
 
 // listsFor returns the list shape of an index of that many worker slots
 // (at most MaxSlots).
 func listsFor(slots int) lists {
 	b := max(bits.Len(uint(slots)), 8)
-	return lists{b: b, n: min(62/b, maxList), mask: 1<<b - 1}
+	return lists{b: uint8(b), n: uint8(min(62/b, maxList)), mask: 1<<b - 1}
 }
 
 // slot returns the slot in lane i of list e, or -1 when the lane is empty.
-func (l lists) slot(e Entry, i int) int { return int(uint64(e)>>(l.b*i)&l.mask) - 1 }
+func (l lists) slot(e Entry, i int) int { return int(uint64(e)>>(int(l.b)*i)&uint64(l.mask)) - 1 }
 
 // of returns the canonical value of the set of slots ws (at most l.n,
 // distinct): low when every slot is below lowSlots, else a list.
@@ -74,7 +74,7 @@ func (l lists) of(ws ...int) Entry {
 		if w < lowSlots {
 			lo |= 1 << w
 		}
-		v |= Entry(w+1) << (l.b * i)
+		v |= Entry(w+1) << (int(l.b) * i)
 	}
 	if bits.OnesCount64(uint64(lo)) == len(ws) {
 		return lo
@@ -90,7 +90,7 @@ func (l lists) add(e Entry, w int) (_ Entry, had, ok bool) {
 		if w < lowSlots {
 			return e | 1<<w, e&(1<<w) != 0, true
 		}
-		if bits.OnesCount64(uint64(e)) >= l.n {
+		if bits.OnesCount64(uint64(e)) >= int(l.n) {
 			return e, false, false
 		}
 		var ws [maxList]int
@@ -103,15 +103,15 @@ func (l lists) add(e Entry, w int) (_ Entry, had, ok bool) {
 		return l.of(ws[:n+1]...), false, true
 	}
 	n := 0
-	for ; n < l.n && l.slot(e, n) >= 0; n++ {
+	for ; n < int(l.n) && l.slot(e, n) >= 0; n++ {
 		if l.slot(e, n) == w {
 			return e, true, true
 		}
 	}
-	if n == l.n {
+	if n == int(l.n) {
 		return e, false, false
 	}
-	return e | Entry(w+1)<<(l.b*n), false, true
+	return e | Entry(w+1)<<(int(l.b)*n), false, true
 }
 
 // remove returns the set e (low or list), which holds slot w, without it,
@@ -122,7 +122,7 @@ func (l lists) remove(e Entry, w int) Entry {
 	}
 	var ws [maxList]int
 	n := 0
-	for i := 0; i < l.n && l.slot(e, i) >= 0; i++ {
+	for i := 0; i < int(l.n) && l.slot(e, i) >= 0; i++ {
 		if s := l.slot(e, i); s != w {
 			ws[n] = s
 			n++
@@ -138,7 +138,7 @@ func (l lists) fits(b []uint64) (Entry, bool) {
 	n, high := 0, false
 	for i := range b {
 		for x := atomic.LoadUint64(&b[i]); x != 0; x &= x - 1 {
-			if n == l.n {
+			if n == int(l.n) {
 				if high {
 					return 0, false
 				}
@@ -210,7 +210,7 @@ func (s *Sets) Read(e Entry, mask, out []uint64) (int, bool) {
 	if !e.isHandle() {
 		clear(out)
 		c := 0
-		for i := 0; i < s.l.n; i++ {
+		for i := 0; i < int(s.l.n); i++ {
 			w := s.l.slot(e, i)
 			if w < 0 {
 				break
@@ -267,7 +267,7 @@ func (s *Sets) Members(e Entry, base int, f func(slot int)) {
 			f(base + bits.TrailingZeros64(b))
 		}
 	case !e.isHandle():
-		for i := 0; i < s.l.n && s.l.slot(e, i) >= 0; i++ {
+		for i := 0; i < int(s.l.n) && s.l.slot(e, i) >= 0; i++ {
 			f(s.l.slot(e, i))
 		}
 	default:
