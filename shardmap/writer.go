@@ -290,10 +290,10 @@ func (m *Map) soleUpdate(pos int, k keyhash.Key, f func(old uint64) uint64) (old
 		}
 		switch v := f(old); {
 		case v == 0:
-			// A delete may drop or shrink the table: the general path.
-			var l locked
-			m.exclusiveInto(&l, pos, key)
-			l.get()
+			// A delete may shrink the table: the general path's put,
+			// given the probe (a ready table is at an inline position,
+			// whose level stays).
+			l := locked{m: m, tab: tab, key: key, h: h, seen: t, slot: i, found: true}
 			l.put(0)
 			l.unlock()
 		case v != old:
