@@ -84,6 +84,27 @@ func Build(reqs []trace.Request, workers int, delta bool) (*Workload, error) {
 	return wl, nil
 }
 
+// NewFlash returns the index wl is stored into: synchronous (the caller is
+// the writer), one bit per worker; when hint > 0, capacity hints and every
+// worker declared ahead (AddWorker), as a router declares the engines it
+// knows with their capacity.
+func NewFlash(wl *Workload, hint int) (*flash.Indexer, error) {
+	opts := []flash.Option{flash.WithWriters(0), flash.WithBlockSize(trace.TraceBlockTokens), flash.WithMaxWorkers(wl.Workers)}
+	if hint > 0 {
+		opts = append(opts, flash.WithWorkerCapacity(hint))
+	}
+	ix := flash.New(opts...)
+	if hint > 0 {
+		for w := range wl.Workers {
+			if err := ix.AddWorker(flash.Worker{ID: uint64(w)}); err != nil {
+				ix.Close()
+				return nil, err
+			}
+		}
+	}
+	return ix, nil
+}
+
 // Naive is the bare nested map: worker → sequence hash → present.
 type Naive map[uint64]map[uint64]struct{}
 

@@ -42,22 +42,11 @@ func workload(tb testing.TB, w int, delta bool) *Workload {
 	return wl
 }
 
-// newFlash is the index the benchmarks store into: synchronous (the caller
-// is the writer), one bit per worker; when hint > 0, capacity hints and
-// every worker declared ahead (AddWorker), as a router declares the
-// engines it knows with their capacity.
+// newFlash is storefind.NewFlash for the benchmarks.
 func newFlash(wl *Workload, hint int) *flash.Indexer {
-	opts := []flash.Option{flash.WithWriters(0), flash.WithBlockSize(trace.TraceBlockTokens), flash.WithMaxWorkers(wl.Workers)}
-	if hint > 0 {
-		opts = append(opts, flash.WithWorkerCapacity(hint))
-	}
-	ix := flash.New(opts...)
-	if hint > 0 {
-		for w := range wl.Workers {
-			if err := ix.AddWorker(flash.Worker{ID: uint64(w)}); err != nil {
-				panic(err)
-			}
-		}
+	ix, err := NewFlash(wl, hint)
+	if err != nil {
+		panic(err)
 	}
 	return ix
 }

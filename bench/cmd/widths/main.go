@@ -143,27 +143,9 @@ func draw(dir string, ws []int, rows []row) ([]string, error) {
 	return files, nil
 }
 
-// newFlash is an empty synchronous index for wl's fleet (declared with
-// capacity hints when hint > 0).
-func newFlash(wl *storefind.Workload, hint int) (*flash.Indexer, error) {
-	opts := []flash.Option{flash.WithWriters(0), flash.WithBlockSize(trace.TraceBlockTokens), flash.WithMaxWorkers(wl.Workers)}
-	if hint > 0 {
-		opts = append(opts, flash.WithWorkerCapacity(hint))
-	}
-	ix := flash.New(opts...)
-	if hint > 0 {
-		for w := range wl.Workers {
-			if err := ix.AddWorker(flash.Worker{ID: uint64(w)}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return ix, nil
-}
-
 // buildFlash makes the index for wl and fills it, its fill timed.
 func buildFlash(wl *storefind.Workload, hint int) (*flash.Indexer, time.Duration, error) {
-	ix, err := newFlash(wl, hint)
+	ix, err := storefind.NewFlash(wl, hint)
 	if err != nil {
 		return nil, 0, err
 	}
