@@ -105,8 +105,8 @@
 //     are its first (kept in the node) and aliases.
 //   - A node that is no longer held but has children stays (a ghost), so
 //     that storing its content again re-attaches the held part below it.
-//   - An entry with no worker is absent from its table (one-word sets) or
-//     its arena slot is freed (handles).
+//   - An entry with no worker is absent from its table, and its arena
+//     slot, if it had one, is freed.
 //
 // While events apply:
 //

@@ -73,7 +73,7 @@ func New(opts ...Option) *Indexer {
 }
 
 // maxPlanes: fleets of up to 128 workers get a table per 64 (a plane);
-// wider ones keep arena sets: a query searches every plane.
+// wider ones keep the wide form (entry.Sets): a query searches every plane.
 const maxPlanes = 2
 
 // LaneTables reports whether each lane has a shared table of its own

@@ -118,9 +118,9 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 // event, or Indexer.AddWorker ahead of it), its private state (up to 2^20
 // blocks) is made for that many blocks, its pages mapped, and kept through
 // Cleared events; room is set aside for its blocks in the shared tables
-// (48 bytes a block, given back when it is removed), and past 128 workers
-// arena slots for the sets it may widen. A fleet declared ahead then fills
-// from empty without allocating while its blocks fit that room.
+// (48 bytes a block, given back when it is removed). A fleet declared ahead
+// then fills from empty without allocating while its blocks fit that room,
+// but for the arena slots of sets too wide for a list past 128 workers.
 // Without a hint a worker's state grows as blocks arrive (amortised) and a
 // Cleared worker keeps only a small part of it.
 func WithWorkerCapacity(blocks int) Option {
