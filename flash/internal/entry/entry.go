@@ -326,7 +326,7 @@ type Writer struct {
 	// w%64 of plane w/64's one-word sets (Plane). Use sets them.
 	Tabs  []shardmap.Writer
 	Excl  bool             // no other lane writes Tabs: sole writers, no shard locks
-	Alloc *arena.Allocator // the lane's arena allocator (handle form)
+	Alloc *arena.Allocator // the lane's arena allocator (the wide form's handles)
 }
 
 // Use makes wr write tabs, as their sole writer (excl) or sharing them.
