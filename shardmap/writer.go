@@ -93,9 +93,6 @@ func (w Writer) Or(pos int, k keyhash.Key, mask, unless uint64) uint64 {
 // mk() there first and returns 0. mk is called only then, and must not
 // return 0 or use the map.
 func (w Writer) GetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
-	if w.sole {
-		return w.m.soleGetOrPut(pos, k, mk)
-	}
 	return w.Update(pos, k, func(old uint64) uint64 {
 		if old != 0 {
 			return old
@@ -269,7 +266,7 @@ func (m *Map) soleOr(pos int, k keyhash.Key, mask, unless uint64) uint64 {
 }
 
 // soleUpdate is Writer.Update of a sole writer when one probe does it: the
-// key is in a ready table and keeps a value, or a new one goes in a table
+// key (or its tombstone) is in a ready table, or a new one goes in a table
 // with room. Else it calls f not at all and reports done false.
 func (m *Map) soleUpdate(pos int, k keyhash.Key, f func(old uint64) uint64) (old uint64, done bool) {
 	key, h := k.K, k.H
@@ -284,11 +281,10 @@ func (m *Map) soleUpdate(pos int, k keyhash.Key, f func(old uint64) uint64) (old
 	i, ok := t.find(key, h)
 	switch {
 	case ok:
+		// The key's value, or 0 for its tombstone, which a value revives.
 		old = atomic.LoadUint64(t.val(i))
-		if old == 0 {
-			return 0, false // a tombstone: the general path revives it
-		}
 		switch v := f(old); {
+		case v == old:
 		case v == 0:
 			// A delete may shrink the table: the general path's put,
 			// given the probe (a ready table is at an inline position,
@@ -296,8 +292,9 @@ func (m *Map) soleUpdate(pos int, k keyhash.Key, f func(old uint64) uint64) (old
 			l := locked{m: m, tab: tab, key: key, h: h, seen: t, slot: i, found: true}
 			l.put(0)
 			l.unlock()
-		case v != old:
+		default:
 			order.Publish(t.val(i), v)
+			t.live += b2i(old == 0)
 		}
 		return old, true
 	case t.used < t.limit:
@@ -310,42 +307,6 @@ func (m *Map) soleUpdate(pos int, k keyhash.Key, f func(old uint64) uint64) (old
 		return 0, true
 	}
 	return 0, false
-}
-
-// soleGetOrPut is Writer.GetOrPut of a sole writer: one probe finds the
-// value or the slot the new one goes in.
-func (m *Map) soleGetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
-	key, h := k.K, k.H
-	tab := m.readyTab(pos, h)
-	if tab == nil {
-		tab = m.exclusiveTab(pos, h)
-	}
-	if t := tab.Load(); t != nil && key != 0 {
-		i, ok := t.find(key, h)
-		switch {
-		case ok:
-			if old := atomic.LoadUint64(t.val(i)); old != 0 {
-				return old
-			}
-			order.Publish(t.val(i), mk())
-			t.live++
-			return 0
-		case t.used < t.limit:
-			initWord(t.val(i), mk())
-			order.Publish(t.key(i), key) // the value is in place first
-			t.used++
-			t.live++
-			return 0
-		}
-	}
-	var l locked
-	m.exclusiveInto(&l, pos, key)
-	old := l.get()
-	if old == 0 {
-		l.put(mk())
-	}
-	l.unlock()
-	return old
 }
 
 // hotRun is how many of n keys from pos on are at the inline positions,
