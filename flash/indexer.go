@@ -44,7 +44,8 @@ func New(opts ...Option) *Indexer {
 	ix := &Indexer{cfg: s.cfg, jump: s.jump, sync: s.writers == 0}
 	// Up to maxPlanes words of workers, a table per 64 worker slots (a
 	// plane) keeps every set one word in its table's values: a store
-	// touches one table line, where an arena set is a second random line.
+	// touches one table line, where a wide set past a list is a second
+	// random line.
 	planes := 1
 	if bw > 1 && bw <= maxPlanes {
 		planes, bw = bw, 1

@@ -16,8 +16,8 @@ import (
 // every worker set is one word in its table's values (no arena slot) and a
 // store touches its plane's table alone; a query searches every plane.
 // Worker w goes to plane w mod planes. The index has planes of its own up
-// to 128 workers (flash's maxPlanes); past that it keeps arena sets, and
-// these benchmarks measure what planes would do there.
+// to 128 workers (flash's maxPlanes); past that it keeps the wide form,
+// and these benchmarks measure what planes would do there.
 
 // planeCount is how many planes of at most 64 workers w workers take.
 func planeCount(w int) int { return (w + 63) / 64 }

@@ -79,11 +79,11 @@ var (
 	// wide: 60 fillers, so that the random workers' slots are 60 to 68:
 	// their bits straddle the end of a set's first word (or plane).
 	wide = layout{fillers: 60}
-	// wider: sets of more than two words (133 slots: arena sets, and
-	// inline ones for slots below 63), the random workers again in slots
-	// 60 and up, once 64 of 124 fillers are gone: the fillers' shared
-	// entries move to arena slots and back as the wider workers come
-	// and go, and so do the random workers'.
+	// wider: sets of more than two words (133 slots: the wide form's low
+	// sets, lists and arena slots), the random workers again in slots 60
+	// and up, once 64 of 124 fillers are gone: the fillers' shared
+	// entries change shape and back as the wider workers come and go,
+	// and so do the random workers'.
 	wider = layout{fillers: 124, removed: 64}
 	// busy: the random workers alone, over 150 prompts: dozens of
 	// entries at a position, so that its table grows, and shrinks or

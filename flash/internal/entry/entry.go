@@ -294,6 +294,17 @@ func (s *Sets) Canonical(e Entry) bool {
 	return !small
 }
 
+// alone returns, for the wide form's table Or, the value of worker slot w
+// alone and the values Or must leave as they are: below lowSlots, w's bit,
+// which a low set takes (any other shape is left); past it, w's one-slot
+// list, which only a new entry takes.
+func (s *Sets) alone(w int) (bit, unless uint64) {
+	if w < lowSlots {
+		return 1 << w, formBits
+	}
+	return uint64(s.l.of(w)), ^uint64(0)
+}
+
 // setBit sets worker slot w in the arena slot of handle e, and reports
 // whether it was set already.
 func (s *Sets) setBit(e Entry, w int) (had bool) {
@@ -379,10 +390,8 @@ func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 	if wr.Sets.Inline {
 		return tab.OrRun(pos, keys, 1<<b, 1<<b)
 	}
-	bit, unless := uint64(1)<<w, uint64(formBits)|1<<w
-	if w >= lowSlots {
-		bit, unless = uint64(wr.Sets.l.of(w)), ^uint64(0)
-	}
+	bit, unless := wr.Sets.alone(w)
+	unless |= bit // stop where w is already
 	for i := 0; ; i++ {
 		// Where the run stops the key is there (or its table is not
 		// ready): one Update adds w to the set it finds.
@@ -410,10 +419,7 @@ func (wr *Writer) AttachKey(pos int, k keyhash.Key, w int) (had bool) {
 		// The lane alone writes the table: one probe makes a new entry
 		// of w alone or, w below lowSlots, sets w's bit in a low set; a
 		// handle's slot takes w in place. Any other set changes below.
-		bit, unless := uint64(1)<<w, uint64(formBits)
-		if w >= lowSlots {
-			bit, unless = uint64(s.l.of(w)), ^uint64(0)
-		}
+		bit, unless := s.alone(w)
 		switch e := Entry(tab.Or(pos, k, bit, unless)); {
 		case e == 0:
 			return false
