@@ -192,8 +192,9 @@ func TestFlash_SteadyChurnZeroAllocs(t *testing.T) {
 	}
 }
 
-// With a capacity hint a worker's private state is made for its cache when
-// it is first seen: filling it allocates nothing more. The shared entries
+// With a capacity hint made ahead (WithReservedCapacity) a worker's private
+// state is made for its cache when it is first seen: filling it allocates
+// nothing more. The shared entries
 // exist already (another worker holds the chain), so what the fill could
 // allocate is the worker's own growth; without the hint it does grow.
 func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
@@ -222,7 +223,7 @@ func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
 	for _, hinted := range []bool{true, false} {
 		opts := []flash.Option{flash.WithWriters(0), flash.WithMaxWorkers(64)}
 		if hinted {
-			opts = append(opts, flash.WithWorkerCapacityOf(func(w flash.Worker) int {
+			opts = append(opts, flash.WithReservedCapacity(), flash.WithWorkerCapacityOf(func(w flash.Worker) int {
 				if w.ID < 9 {
 					return n
 				}
@@ -254,13 +255,14 @@ func TestFlash_CapacityHintFillsWithoutAllocating(t *testing.T) {
 	}
 }
 
-// A hinted worker declared ahead (AddWorker) fills from its first event
-// without allocating: its state was made when it was declared. A worker
+// A hinted worker declared ahead (AddWorker, WithReservedCapacity) fills
+// from its first event without allocating: its state was made when it was
+// declared. A worker
 // that is not declared makes its state on its first event.
 func TestFlash_AddWorkerKeepsAllocationsOffTheEvents(t *testing.T) {
 	const n, batch = 4096, 64
 	p := flashtest.Seqs(7, n)
-	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64), flash.WithWorkerCapacity(n))
+	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(64), flash.WithWorkerCapacity(n), flash.WithReservedCapacity())
 	defer ix.Close()
 	var evs []flash.Event
 	fill := func(w flash.Worker) uint64 {
@@ -402,8 +404,9 @@ func TestFlash_MovingContentZeroAllocs(t *testing.T) {
 	}
 }
 
-// A fleet declared ahead with capacity hints fills from empty without
-// allocating: each worker's state is made when it is declared, and room in
+// A fleet declared ahead with capacity hints made ahead
+// (WithReservedCapacity) fills from empty without allocating: each
+// worker's state is made when it is declared, and room in
 // the shared tables it writes (its plane's, past 64 workers) is set aside
 // for its blocks then (shardmap's Reserve), with the levels of its
 // positions and the lane's batch scratch. Past 128 workers, a set of four
@@ -437,7 +440,7 @@ func TestFlash_DeclaredFleetFillsWithoutAllocating(t *testing.T) {
 			fill := func(declare bool) (uint64, *flash.Indexer) {
 				opts := []flash.Option{flash.WithWriters(0), flash.WithMaxWorkers(c.maxWorkers)}
 				if declare {
-					opts = append(opts, flash.WithWorkerCapacity(hint))
+					opts = append(opts, flash.WithWorkerCapacity(hint), flash.WithReservedCapacity())
 				}
 				ix := flash.New(opts...)
 				if declare {

@@ -80,7 +80,8 @@ func FuzzFlashWider(f *testing.F) {
 }
 
 // FuzzFlashHints is FuzzFlash with capacity hints that differ by worker:
-// none, fewer blocks than the worker stores, and more (the id maps' floors,
+// none, fewer blocks than the worker stores, and more (the id maps' floors
+// and growth; made ahead, WithReservedCapacity, for inputs of odd length:
 // the hinted nodes and the tables' reservations).
 func FuzzFlashHints(f *testing.F) {
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
@@ -88,6 +89,9 @@ func FuzzFlashHints(f *testing.F) {
 	hint := flash.WithWorkerCapacityOf(func(w flash.Worker) int { return []int{0, 3, 40, 5000}[w.ID%4] })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		flashtest.FuzzOps(t, func(t testing.TB, cfg flash.Config) flash.Index {
+			if len(data)%2 == 1 {
+				return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), hint, flash.WithReservedCapacity())
+			}
 			return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), hint)
 		}, data)
 	})
@@ -121,26 +125,36 @@ func TestFlash_ConformanceLaneTables(t *testing.T) {
 	})
 }
 
-// With capacity hints every answer is the model's: a hinted worker's state
-// is made for its hint, and room in the shared tables is set aside for it
-// when it takes its slot and given back when it leaves (tables carved from
-// it and their replaced sizes reused under readers). The hints differ by
-// worker: none, fewer blocks than the worker stores, and more.
+// With capacity hints every answer is the model's, whether they only steer
+// the id maps' growth or make state ahead (WithReservedCapacity): then a
+// hinted worker's state is made for its hint, and room in the shared
+// tables is set aside for it when it takes its slot and given back when it
+// leaves (tables carved from it and their replaced sizes reused under
+// readers). The hints differ by worker: none, fewer blocks than the worker
+// stores, and more.
 func TestFlash_ConformanceCapacityHints(t *testing.T) {
 	hint := flash.WithWorkerCapacityOf(func(w flash.Worker) int { return []int{0, 3, 40, 5000}[w.ID%4] })
-	hinted := func(t testing.TB, cfg flash.Config) flash.Index {
-		return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), hint)
-	}
-	t.Run("sync", func(t *testing.T) {
-		flashtest.Run(t, hinted)
-		for seed := uint64(1); seed <= 3; seed++ {
-			flashtest.RandomDifferentialBusy(t, hinted, seed, 3000)
-			flashtest.RandomDifferentialBusy(t, syncFactory, seed, 3000)
+	for _, mode := range []string{"hints", "reserved"} {
+		opts := []flash.Option{hint}
+		if mode == "reserved" {
+			opts = append(opts, flash.WithReservedCapacity())
 		}
-	})
-	t.Run("writers=2", func(t *testing.T) {
-		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
-			return flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64), hint)
+		hinted := func(t testing.TB, cfg flash.Config) flash.Index {
+			return flash.New(append([]flash.Option{flash.WithConfig(cfg), flash.WithWriters(0)}, opts...)...)
+		}
+		t.Run(mode+"/sync", func(t *testing.T) {
+			flashtest.Run(t, hinted)
+			for seed := uint64(1); seed <= 3; seed++ {
+				flashtest.RandomDifferentialBusy(t, hinted, seed, 3000)
+			}
 		})
-	})
+		t.Run(mode+"/writers=2", func(t *testing.T) {
+			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
+				return flash.New(append([]flash.Option{flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64)}, opts...)...)
+			})
+		})
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		flashtest.RandomDifferentialBusy(t, syncFactory, seed, 3000)
+	}
 }

@@ -43,9 +43,8 @@ func New(opts ...Option) *Indexer {
 	_, _ = rand.Read(key[:])
 	ix := &Indexer{cfg: s.cfg, jump: s.jump, sync: s.writers == 0}
 	// Up to maxPlanes words of workers, a table per 64 worker slots (a
-	// plane) keeps every set one word in its table's values: a store
-	// touches one table line, where a wide set past a list is a second
-	// random line.
+	// plane) keeps every set one word in its table's values: a store touches
+	// one line, where a wide set past a list is a second random line.
 	planes := 1
 	if bw > 1 && bw <= maxPlanes {
 		planes, bw = bw, 1
@@ -53,7 +52,7 @@ func New(opts ...Option) *Indexer {
 	ix.sets = entry.New(s.cfg.MaxWorkers, bw)
 	n := cmp.Or(s.writers, s.syncLanes)
 	o := lane.Options{
-		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin,
+		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin, Reserve: s.reserve,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
 		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Preds: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),

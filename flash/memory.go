@@ -11,7 +11,7 @@ import (
 type Memory struct {
 	// Tables: the shared tables of exact and of predicted blocks, slots
 	// and headers (every lane's, with WithLaneTables), and the room set
-	// aside for hinted workers (WithWorkerCapacity).
+	// aside for hinted workers (WithReservedCapacity).
 	Tables int
 	// TableRoom: the part of Tables set aside for hinted workers that no
 	// table has taken yet.

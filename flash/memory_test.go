@@ -73,7 +73,7 @@ func TestFlash_SmallWorkerSmallNodes(t *testing.T) {
 // worker's room before its first event, less once it fills, none without a
 // hint.
 func TestFlash_MemoryTableRoom(t *testing.T) {
-	ix := flash.New(flash.WithWriters(0), flash.WithWorkerCapacity(1000))
+	ix := flash.New(flash.WithWriters(0), flash.WithWorkerCapacity(1000), flash.WithReservedCapacity())
 	defer ix.Close()
 	if m := ix.Memory(); m.TableRoom != 0 {
 		t.Fatalf("room with no worker: %+v", m)
@@ -292,5 +292,59 @@ func TestFlash_QueryLatencySampled(t *testing.T) {
 	s := ix.Stats()
 	if s.Queries != n || s.QueryBlocks != 8*n || s.QueryHits != n/2 || s.QueryMatchedBlocks != 4*n/2 {
 		t.Fatalf("queries %d, blocks %d, hits %d, matched blocks %d; want %d, %d, %d, %d", s.Queries, s.QueryBlocks, s.QueryHits, s.QueryMatchedBlocks, n, 8*n, n/2, 4*n/2)
+	}
+}
+
+// A capacity hint alone makes nothing ahead: a fleet declared for far more
+// blocks than it holds takes about the memory of one that is not declared
+// (within 1.5×; the id maps grow 4× at a time up to the hint), and a hinted
+// worker keeps its id map through a Cleared event, which an unhinted one
+// of that size gives back. Made ahead (WithReservedCapacity), the same
+// fleet takes its declared capacity's memory.
+func TestFlash_CapacityHintMemoryFollowsBlocks(t *testing.T) {
+	const workers, hint = 32, 100000
+	fill := func(opts ...flash.Option) (flash.Memory, *flash.Indexer) {
+		ix := flash.New(append([]flash.Option{flash.WithWriters(0), flash.WithMaxWorkers(64)}, opts...)...)
+		for w := range workers {
+			wk := flash.Worker{ID: uint64(w)}
+			if err := ix.AddWorker(wk); err != nil {
+				t.Fatal(err)
+			}
+			p := flashtest.Concat(flashtest.Seqs(1, 40), flashtest.Seqs(uint64(w)+10, 100+37*w))
+			if err := ix.Apply(p.StoreEvent(wk, 0, len(p), 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ix.Memory(), ix
+	}
+	plain, ix0 := fill()
+	defer ix0.Close()
+	hinted, ix1 := fill(flash.WithWorkerCapacity(hint))
+	defer ix1.Close()
+	reserved, ix2 := fill(flash.WithWorkerCapacity(hint), flash.WithReservedCapacity())
+	defer ix2.Close()
+	if hinted.Keys != plain.Keys || hinted.IDCount != plain.IDCount {
+		t.Fatalf("hinted %+v, plain %+v: not the same content", hinted, plain)
+	}
+	if 2*hinted.Total() > 3*plain.Total() || hinted.TableRoom != 0 {
+		t.Errorf("hinted fleet: %+v, unhinted %+v: past 1.5×", hinted, plain)
+	}
+	if reserved.Total() < workers*hint*32 {
+		t.Errorf("a fleet made ahead for %d blocks a worker: %+v", hint, reserved)
+	}
+	// Cleared: the hinted worker keeps its id map, the plain one shrinks.
+	big := flash.Worker{ID: workers - 1}
+	idsAfterClear := func(ix *flash.Indexer) int {
+		before := ix.Memory().IDs
+		if err := ix.Apply(flash.ClearedEvent(big)); err != nil {
+			t.Fatal(err)
+		}
+		return before - ix.Memory().IDs
+	}
+	if given := idsAfterClear(ix0); given <= 0 {
+		t.Errorf("an unhinted worker of %d blocks kept its id map through Cleared", 140+37*(workers-1))
+	}
+	if given := idsAfterClear(ix1); given != 0 {
+		t.Errorf("a hinted worker gave %d bytes of its id map back on Cleared", given)
 	}
 }

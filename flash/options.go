@@ -6,16 +6,12 @@ import "runtime"
 type Option func(*settings)
 
 type settings struct {
-	cfg        Config
-	writers    int
-	syncLanes  int
-	jump       int
-	queue      int
-	pin        bool
-	laneTables bool
-	onReject   func(ev *Event, err error)
-	onGap      func(w Worker, expected, got uint64)
-	capacity   func(w Worker) int
+	cfg                             Config
+	writers, syncLanes, jump, queue int
+	pin, laneTables, reserve        bool
+	onReject                        func(ev *Event, err error)
+	onGap                           func(w Worker, expected, got uint64)
+	capacity                        func(w Worker) int
 }
 
 const (
@@ -114,15 +110,9 @@ func WithRejectHandler(f func(ev *Event, err error)) Option {
 }
 
 // WithWorkerCapacity tells the index how many blocks each worker's cache
-// holds (vLLM's num_gpu_blocks). When a worker is first seen (its first
-// event, or Indexer.AddWorker ahead of it), its private state (up to 2^20
-// blocks) is made for that many blocks, its pages mapped, and kept through
-// Cleared events; room is set aside for its blocks in the shared tables
-// (48 bytes a block, given back when it is removed). A fleet declared ahead
-// then fills from empty without allocating while its blocks fit that room,
-// but for the arena slots of sets too wide for a list past 128 workers.
-// Without a hint a worker's state grows as blocks arrive (amortised) and a
-// Cleared worker keeps only a small part of it.
+// holds (vLLM's num_gpu_blocks): a worker's id map grows toward it in 4×
+// steps and keeps it through Cleared events, its memory following what it
+// holds. WithReservedCapacity makes that state ahead.
 func WithWorkerCapacity(blocks int) Option {
 	return WithWorkerCapacityOf(func(Worker) int { return blocks })
 }
@@ -135,3 +125,12 @@ func WithWorkerCapacity(blocks int) Option {
 func WithWorkerCapacityOf(f func(w Worker) int) Option {
 	return func(s *settings) { s.capacity = f }
 }
+
+// WithReservedCapacity makes a hinted worker's state for its capacity when
+// it is first seen (first event, or Indexer.AddWorker): private maps (up to
+// 2^20 blocks, pages mapped, kept through Cleared) and room in the shared
+// tables, 48 bytes a block, given back when it leaves. A fleet declared
+// ahead then fills from empty without allocating while its blocks fit (but
+// for the arena slots of wide sets past 128 workers); its memory is its
+// declared capacity's from the start.
+func WithReservedCapacity() Option { return func(s *settings) { s.reserve = true } }

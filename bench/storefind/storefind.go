@@ -87,11 +87,15 @@ func Build(reqs []trace.Request, workers int, delta bool) (*Workload, error) {
 // NewFlash returns the index wl is stored into: synchronous (the caller is
 // the writer), one bit per worker; when hint > 0, capacity hints and every
 // worker declared ahead (AddWorker), as a router declares the engines it
-// knows with their capacity.
-func NewFlash(wl *Workload, hint int) (*flash.Indexer, error) {
+// knows with their capacity; with reserve, their state made ahead too
+// (flash.WithReservedCapacity).
+func NewFlash(wl *Workload, hint int, reserve bool) (*flash.Indexer, error) {
 	opts := []flash.Option{flash.WithWriters(0), flash.WithBlockSize(trace.TraceBlockTokens), flash.WithMaxWorkers(wl.Workers)}
 	if hint > 0 {
 		opts = append(opts, flash.WithWorkerCapacity(hint))
+		if reserve {
+			opts = append(opts, flash.WithReservedCapacity())
+		}
 	}
 	ix := flash.New(opts...)
 	if hint > 0 {

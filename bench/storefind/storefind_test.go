@@ -42,9 +42,11 @@ func workload(tb testing.TB, w int, delta bool) *Workload {
 	return wl
 }
 
-// newFlash is storefind.NewFlash for the benchmarks.
+// newFlash is storefind.NewFlash for the benchmarks: a hint of -n is n
+// blocks made ahead (hint=reserved, flash.WithReservedCapacity), which the
+// nested map and the sketch take as n (they have no other way to presize).
 func newFlash(wl *Workload, hint int) *flash.Indexer {
-	ix, err := NewFlash(wl, hint)
+	ix, err := NewFlash(wl, abs(hint), hint < 0)
 	if err != nil {
 		panic(err)
 	}
@@ -75,13 +77,13 @@ var stores = []store{
 			}
 		}
 	}, func(v any) { v.(*flash.Indexer).Close() }},
-	{"naive", func(wl *Workload, hint int) any { return NewNaive(wl, hint) }, func(v any, wl *Workload, hint int) {
+	{"naive", func(wl *Workload, hint int) any { return NewNaive(wl, abs(hint)) }, func(v any, wl *Workload, hint int) {
 		n := v.(Naive)
 		for i := range wl.Events {
-			n.Store(wl, i, hint)
+			n.Store(wl, i, abs(hint))
 		}
 	}, func(any) {}},
-	{"sketch", func(wl *Workload, hint int) any { return NewSketch(wl, hint) }, func(v any, wl *Workload, _ int) {
+	{"sketch", func(wl *Workload, hint int) any { return NewSketch(wl, abs(hint)) }, func(v any, wl *Workload, _ int) {
 		s := v.(*Sketch)
 		for i := range wl.Events {
 			s.Store(&wl.Events[i])
@@ -97,8 +99,10 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// BenchmarkStore builds the trace's index from empty, or with every worker's
-// map presized for the most blocks a worker holds (hint=yes): block-ops/s
+// BenchmarkStore builds the trace's index from empty, or with every worker
+// declared with the most blocks a worker holds as its capacity (hint=yes;
+// hint=reserved: its state made ahead, where the map is presized for it
+// either way): block-ops/s
 // (blocks in events per second), live heap per (block, worker) pair after a
 // collection (and for Flash, by part: Indexer.Memory), and allocations per
 // event (those of filling an empty index: making it is outside the timer
@@ -106,14 +110,11 @@ func liveHeap() uint64 {
 func BenchmarkStore(b *testing.B) {
 	for _, w := range widths {
 		for _, ev := range []string{"full", "delta"} {
-			for _, hinted := range []string{"no", "yes"} {
+			for _, hinted := range []string{"no", "yes", "reserved"} {
 				for _, s := range stores {
 					b.Run(fmt.Sprintf("w=%d/ev=%s/hint=%s/impl=%s", w, ev, hinted, s.name), func(b *testing.B) {
 						wl := workload(b, w, ev == "delta")
-						hint := 0
-						if hinted == "yes" {
-							hint = wl.Capacity
-						}
+						hint := map[string]int{"yes": wl.Capacity, "reserved": -wl.Capacity}[hinted]
 						// Memory of one build, measured outside the timer.
 						before := liveHeap()
 						v := s.build(wl, hint)
@@ -198,13 +199,10 @@ func BenchmarkStoreSketch(b *testing.B) {
 func byTurns(b *testing.B, impls []store, report func(b *testing.B, rate func(int) float64, ratio, median func(i, j int) float64)) {
 	for _, w := range widths {
 		for _, ev := range []string{"full", "delta"} {
-			for _, hinted := range []string{"no", "yes"} {
+			for _, hinted := range []string{"no", "yes", "reserved"} {
 				b.Run(fmt.Sprintf("w=%d/ev=%s/hint=%s", w, ev, hinted), func(b *testing.B) {
 					wl := workload(b, w, ev == "delta")
-					hint := 0
-					if hinted == "yes" {
-						hint = wl.Capacity
-					}
+					hint := map[string]int{"yes": wl.Capacity, "reserved": -wl.Capacity}[hinted]
 					total := make([]time.Duration, len(impls))
 					var rounds [][]time.Duration
 					for b.Loop() {
@@ -268,14 +266,14 @@ func BenchmarkFind(b *testing.B) {
 
 // Flash and the nested map answer every query of the trace alike, whether
 // the index was built from full or from delta events, from empty or with
-// capacity hints: the benchmarks compare two implementations of one thing.
+// capacity hints (made ahead or not): the benchmarks compare two implementations of one thing.
 func TestStoreFind_Agree(t *testing.T) {
 	for _, delta := range []bool{false, true} {
 		if delta && testing.Short() {
 			continue
 		}
 		wl := workload(t, 16, delta)
-		for _, hint := range []int{0, wl.Capacity} {
+		for _, hint := range []int{0, wl.Capacity, -wl.Capacity} {
 			ix := stores[0].build(wl, hint).(*flash.Indexer)
 			n := stores[1].build(wl, hint).(Naive)
 			sk := stores[2].build(wl, hint).(*Sketch)
@@ -325,3 +323,5 @@ func depths(s flash.Scores) map[uint64]int {
 	}
 	return m
 }
+
+func abs(n int) int { return max(n, -n) }

@@ -78,7 +78,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.readers, "readers", 1, "query goroutines")
 	fs.IntVar(&o.writers, "writers", -1, "writer goroutines of flash and of the concurrent radix tree (0: flash applies on the feeders, synchronously, a lane per feeder; -1: 0 below 4 CPUs, else flash's default)")
 	fs.StringVar(&o.laneMode, "lane-tables", "auto", "flash: a table per lane (flash.WithLaneTables; writers share no table, a query searches each lane's table): on, off, or auto (on with at most 4 lanes)")
-	fs.BoolVar(&o.hints, "capacity-hints", false, "flash: tell the index each engine's capacity (--cache-blocks, flash.WithWorkerCapacity), and declare every engine before the replay (flash.Indexer.AddWorker), as a router that registers its engines and knows their num_gpu_blocks does: each worker's private state is made for its cache before its first event")
+	fs.BoolVar(&o.hints, "capacity-hints", false, "flash: tell the index each engine's capacity (--cache-blocks, flash.WithWorkerCapacity) with its state made ahead (flash.WithReservedCapacity), and declare every engine before the replay (flash.Indexer.AddWorker), as a router that registers its engines and knows their num_gpu_blocks does: each worker's private state is made for its cache before its first event")
 	fs.IntVar(&o.feeders, "feeders", 0, "event goroutines, each applying its share of the workers' events in order (0: one per CPU)")
 	fs.Float64Var(&o.sweepStart, "sweep-start", 250e3, "first offered load, block-ops/s")
 	fs.Float64Var(&o.sweepStep, "sweep-step", 2, "factor between offered loads")
@@ -232,7 +232,7 @@ func factory(name string, workers, writers, feeders, blockSize int, laneTables b
 		if hint == 0 {
 			return func() flash.Index { return flash.New(opts...) }, nil
 		}
-		opts = append(opts, flash.WithWorkerCapacity(hint))
+		opts = append(opts, flash.WithWorkerCapacity(hint), flash.WithReservedCapacity())
 		return func() flash.Index {
 			ix := flash.New(opts...)
 			for w := range workers { // the simulator's engines, 0 to workers-1

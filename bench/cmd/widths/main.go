@@ -145,7 +145,7 @@ func draw(dir string, ws []int, rows []row) ([]string, error) {
 
 // buildFlash makes the index for wl and fills it, its fill timed.
 func buildFlash(wl *storefind.Workload, hint int) (*flash.Indexer, time.Duration, error) {
-	ix, err := storefind.NewFlash(wl, hint)
+	ix, err := storefind.NewFlash(wl, hint, false)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -80,6 +80,7 @@ func newLane(s *Set, id, queue int) *lane {
 	ln.own.K0, ln.own.K1 = s.o.K0, s.o.K1
 	if c := s.o.Capacity; c != nil {
 		ln.own.Hint = func(id uint64, rank uint32) int { return c(Worker{ID: id, DPRank: rank}) }
+		ln.own.Reserve = s.o.Reserve
 	}
 	if !s.o.Sync {
 		ln.ring.Init(queue, &s.closed)
@@ -360,13 +361,14 @@ func (ln *lane) worker(w Worker, budget *int) (ws *worker.State, fresh bool, err
 	return ws, true, nil
 }
 
-// reserveFor sets room aside for a hinted worker that takes its slot (sign
-// 1), in the shared table its slot writes (shardmap's Reserve: tables for
-// its blocks, the levels of their positions), and the batch scratch for an
-// event of its blocks; or gives the table's room back when it leaves (sign
-// -1), for the workers after it. The room stays the table's.
+// reserveFor sets room aside for a hinted worker whose state is made
+// ahead (Owner.Reserve) that takes its slot (sign 1), in the shared table
+// its slot writes (shardmap's Reserve: tables for its blocks, the levels of
+// their positions), and the batch scratch for an event of its blocks; or
+// gives the table's room back when it leaves (sign -1), for the workers
+// after it. The room stays the table's.
 func (ln *lane) reserveFor(ws *worker.State, sign int) {
-	if ws.Hint == 0 {
+	if ws.Hint == 0 || !ln.own.Reserve {
 		return
 	}
 	tab, _ := ln.own.W.Plane(ws.Slot)

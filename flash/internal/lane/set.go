@@ -39,6 +39,7 @@ type Options struct {
 	OnReject func(ev *Event, err error)
 	OnGap    func(w Worker, expected, got uint64) // nil: ids not tracked
 	Capacity func(w Worker) int                   // nil: no hints
+	Reserve  bool                                 // hinted workers' state made ahead
 }
 
 // Set is the lanes of one index.

@@ -37,6 +37,9 @@ type Owner struct {
 	K0, K1 uint64 // keys of the private maps' hash
 	// Hint returns a new worker's capacity hint in blocks (nil: none).
 	Hint func(id uint64, rank uint32) int
+	// Reserve: a hinted worker's nodes and id map are made for its hint
+	// when it is made; else its id map grows toward the hint in 4× steps.
+	Reserve bool
 	// With TrackGone set, Remove lists in Gone the contents it took from
 	// their worker (no engine id names them any more), for the caller to
 	// read and reset.

@@ -121,7 +121,7 @@ type State struct {
 }
 
 // New returns the state of a worker that holds nothing, in worker slot
-// slot (-1: none yet), made for its capacity hint.
+// slot (-1: none yet), made for its capacity hint (Reserve).
 func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 	ws := &State{ID: id, Rank: rank, Slot: slot, slabs: o.W.Sets == nil || o.W.Sets.Inline}
 	ws.chunks = ws.chunkArr[:0]
@@ -135,6 +135,13 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 	ws.ids.quad = idQuadrupleBelow
 	if o.W.Sets != nil && !o.W.Sets.Inline {
 		ws.ids.quad = idQuadrupleBelowWide
+	}
+	if !o.Reserve {
+		// The map grows 4× at a time up to the hint's size, and keeps
+		// it: fewer moves of every id, memory that follows the ids.
+		ws.ids.quad = max(ws.ids.quad, ws.ids.floor)
+		ws.ids.alloc(idBuckets(0))
+		return ws
 	}
 	ws.ids.alloc(ws.ids.floor)
 	if hint > 0 {
