@@ -128,8 +128,8 @@ func (ix *Indexer) Predict(w Worker, q Query, ttl time.Duration) error {
 	return ix.lanes.Predict(lane.Worker(w), view[uint64](q.Locals), ttl)
 }
 
-// AddWorker gives w a slot, and its state made for its capacity
-// (WithWorkerCapacity), ahead of its first event (WorkerAdder), keeping
+// AddWorker gives w a slot and its state (made for its capacity with
+// WithReservedCapacity) ahead of its first event (WorkerAdder), keeping
 // that work and its allocations off the event path. With writers, it is
 // ordered with w's events and returns once w's writer has applied it.
 func (ix *Indexer) AddWorker(w Worker) error { return ix.lanes.AddWorker(lane.Worker(w)) }
