@@ -34,10 +34,10 @@ type table struct {
 	used  int    // keys set, live or tombstone (writers only)
 	live  int    // keys with a value, key 0 included (writers only)
 	next  *table // the next spare of its size (tableAlloc)
-	// limit is the map's load, in eighths, of the slots: a key that would make used
-	// more rebuilds the table first. It follows from mask, and is kept so
-	// that orRun checks a new key's room with a load and a compare (seven
-	// instructions a new key, computed).
+	// limit is the map's load (in eighths) of the slots: a key that would
+	// make used more rebuilds the table first. It follows from mask, and is
+	// kept so that orRun checks a new key's room with a load and a compare
+	// (seven instructions a new key, computed).
 	limit int
 	// pooled: its slots were carved from a reservation (Reserve), whose
 	// words stay the map's; replaced, it stays a spare.

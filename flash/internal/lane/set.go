@@ -68,17 +68,13 @@ type Set struct {
 // A wide index (more than 128 workers) fills its tables denser: its
 // entries are many per worker, and memory is what grows with the fleet.
 func Tables(lanes, planes int, perLane, wide bool) (tabs []*shardmap.Map) {
-	bits := shardmap.ShardBitsFor(lanes)
+	bits, n := shardmap.ShardBitsFor(lanes), planes
 	if perLane && lanes > 1 {
-		bits = 0
+		bits, n = 0, lanes*planes
 	}
 	opts := []shardmap.Option{shardmap.WithShardBits(bits)}
 	if wide {
 		opts = append(opts, shardmap.WithDenseTables())
-	}
-	n := planes
-	if perLane && lanes > 1 {
-		n = lanes * planes
 	}
 	for range n {
 		tabs = append(tabs, shardmap.New(opts...))

@@ -46,11 +46,8 @@ func (o *Owner) compact(ws *State) {
 		}
 	}
 	// The new chunks (at least the hint's), in one allocation.
-	fresh := make([]*chunk, max(int(live+1<<nodeChunkBits-1)>>nodeChunkBits, ws.hintChunks, 1))
-	all := make([]node, len(fresh)<<nodeChunkBits)
-	for k := range fresh {
-		fresh[k] = (*chunk)(all[k<<nodeChunkBits:])
-	}
+	nch := max(int(live+1<<nodeChunkBits-1)>>nodeChunkBits, ws.hintChunks, 1)
+	fresh, _ := appendChunks(make([]*chunk, 0, nch), nch)
 	for i := uint32(0); i < ws.n; i++ {
 		if k := renum[i]; k != 0 {
 			n := *ws.node(i)

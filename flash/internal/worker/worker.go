@@ -148,17 +148,14 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 		// The hint's nodes made now, one allocation cut into chunks; min
 		// bounds what a wrong hint can cost before any block arrives.
 		ws.hintChunks = min((hint+1<<nodeChunkBits-1)>>nodeChunkBits, maxHintChunks)
-		all := make([]node, ws.hintChunks<<nodeChunkBits)
-		// Its pages, and the id map's, are mapped now, off the events.
-		pages.Touch(all)
-		pages.Touch(ws.ids.b)
 		if ws.hintChunks > len(ws.chunkArr) {
 			ws.chunks = make([]*chunk, 0, ws.hintChunks)
 		}
-		ws.chunks = ws.chunks[:ws.hintChunks]
-		for k := range ws.chunks {
-			ws.chunks[k] = (*chunk)(all[k<<nodeChunkBits:])
-		}
+		var all []node
+		ws.chunks, all = appendChunks(ws.chunks, ws.hintChunks)
+		// Its pages, and the id map's, are mapped now, off the events.
+		pages.Touch(all)
+		pages.Touch(ws.ids.b)
 	}
 	return ws
 }
@@ -168,6 +165,16 @@ func (ws *State) Blocks() int { return ws.ids.n }
 
 // chunk is a chunk of nodes: the worker's chunks are a word each.
 type chunk [1 << nodeChunkBits]node
+
+// appendChunks appends k new chunks to cs, made in one allocation, whose
+// nodes it returns too.
+func appendChunks(cs []*chunk, k int) ([]*chunk, []node) {
+	all := make([]node, k<<nodeChunkBits)
+	for j := range k {
+		cs = append(cs, (*chunk)(all[j<<nodeChunkBits:]))
+	}
+	return cs, all
+}
 
 // slabChunks: a narrow index's worker makes its chunks up to 16 at a time
 // (512 nodes, 16 KiB).
@@ -270,10 +277,7 @@ func (ws *State) takeNode() (uint32, *node) {
 		if ws.slabs {
 			k = min(max(len(ws.chunks), 2), slabChunks)
 		}
-		all := make([]node, k<<nodeChunkBits)
-		for j := range k {
-			ws.chunks = append(ws.chunks, (*chunk)(all[j<<nodeChunkBits:]))
-		}
+		ws.chunks, _ = appendChunks(ws.chunks, k)
 	}
 	ws.n++
 	return i, ws.node(i)
