@@ -37,8 +37,8 @@
 //     its first event; nothing changes if it has one.
 //
 // A worker's depth for a query is the largest d such that for every i < d the
-// worker holds a block at position i whose sequence hash is the query's
-// seq[i]. Workers of depth 0 are absent from the result. This is exact: a
+// worker holds (in any tier, see Tiers) a block at position i whose sequence
+// hash is the query's seq[i]. Workers of depth 0 are absent from the result. This is exact: a
 // query that diverges and later has the same chunk at the same position stops
 // at the divergence; a block removed from the middle of a chain stops the
 // depth there until it is stored again, after which the blocks behind it
@@ -50,6 +50,38 @@
 // is rejected with ErrTooManyWorkers.
 //
 // Every rejection and every skipped input is counted in Stats.
+//
+// # Tiers
+//
+// Engines keep cached blocks beyond the GPU: vLLM's offloading connector
+// and LMCache copy them to CPU memory and further, to disk, and publish
+// events for each copy. An index is configured with its tiers, fastest
+// first (Config.Tiers: by default the GPU alone, at most MaxTiers), and
+// every Stored and Removed event names one (Event.Tier; the zero value is
+// the fastest). One engine id names the same content in every tier of a
+// worker: a worker holds each of its blocks in a set of tiers.
+//
+//   - Stored in tier t adds t to each block's tiers: a block already in t
+//     is a duplicate; one held in other tiers only is stored (counted as
+//     such). Its parent is looked up in every tier: a parent may be held in
+//     another tier than its child. The conflict rules above hold across
+//     tiers.
+//   - Removed from tier t takes t from each listed block; a block the
+//     worker does not hold in t is counted and skipped (RemovesUnknown).
+//     A block whose last tier leaves is gone, as with one tier.
+//   - Cleared empties every tier, or only Event.Tier when Event.TierOnly
+//     is set (Event.InTier).
+//   - An event naming a tier the index does not have is rejected
+//     (ErrBadTier).
+//
+// A query reports, for each worker, Depth: the longest prefix whose every
+// block the worker holds in some tier; and, for each tier t,
+// Match.TierDepth[t]: the longest prefix whose every block it holds in t or
+// a faster tier. These nest (TierDepth[0] ≤ … ≤ Depth), and each is
+// prefix-closed, as the depth of one tier is. Predicted blocks count in the
+// fastest tier: the request computes them there. Scores.Best weighs each
+// tier's blocks (TierSpec.Weight). An index of one tier answers as if tiers
+// did not exist, with TierDepth[0] = Depth.
 //
 // # Predictions
 //
@@ -92,23 +124,11 @@
 // load checksummed snapshots. docs/ARCHITECTURE.md describes the design,
 // docs/RELIABILITY.md lists every promise with its test.
 //
-// # Invariants
+// # Concurrency
 //
-// Between events, for every worker w:
-//
-//   - A node is attached if and only if it is held (an engine id names it)
-//     and it is at position 0 or its parent is attached.
-//   - Worker w's bit is set in the entry (p, s) if and only if w has an
-//     attached node of content (p, s). So the positions w holds for any
-//     query are prefix-closed, which the search's subset test requires.
-//   - Every engine id of w names one live node of w; a node's engine ids
-//     are its first (kept in the node) and aliases.
-//   - A node that is no longer held but has children stays (a ghost), so
-//     that storing its content again re-attaches the held part below it.
-//   - An entry with no worker is absent from its table, and its arena
-//     slot, if it had one, is freed.
-//
-// While events apply:
+// The engine's invariants between events (attachment, bits, ghosts) are
+// internal/worker's; docs/ARCHITECTURE.md explains them. While events
+// apply:
 //
 //   - A reader MUST NOT block a writer, nor a writer a reader: queries take
 //     no lock and write nothing shared but striped counters.

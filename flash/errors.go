@@ -33,4 +33,7 @@ var (
 	ErrBadTTL = lane.ErrBadTTL
 	// ErrQueueFull: TryApply found the owning writer's queue full.
 	ErrQueueFull = lane.ErrQueueFull
+	// ErrBadTier: an event names a tier past the index's (Config.Tiers).
+	// Nothing of the event is applied.
+	ErrBadTier = lane.ErrBadTier
 )

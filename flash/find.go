@@ -18,6 +18,7 @@ func (ix *Indexer) FindMatches(q Query, dst *Scores) {
 	if q.HasSeqs() {
 		seqs = view[uint64](q.Seqs)
 	}
+	dst.Tiers = ix.cfg.Tiers
 	hits := ix.search.Find(&dst.st, uintptr(unsafe.Pointer(dst)), view[uint64](q.Locals), seqs, view[search.Hit](dst.Matches))
 	dst.Matches = view[Match](hits)
 }

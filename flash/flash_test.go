@@ -18,12 +18,16 @@ func asyncFactory(writers int) flashtest.Factory {
 	}
 }
 
-func TestFlash_ConformanceSync(t *testing.T) { flashtest.Run(t, syncFactory) }
+// oneTier: the Flash indexer keeps the first of Config.Tiers (Indexer), so
+// it skips the suite's tier cases.
+var oneTier = flashtest.Options{Skip: flashtest.TierCases}
+
+func TestFlash_ConformanceSync(t *testing.T) { flashtest.Run(t, syncFactory, oneTier) }
 
 func TestFlash_ConformanceWriters(t *testing.T) {
 	for _, w := range []int{1, 3} {
 		t.Run(map[int]string{1: "writers=1", 3: "writers=3"}[w], func(t *testing.T) {
-			flashtest.Run(t, asyncFactory(w))
+			flashtest.Run(t, asyncFactory(w), oneTier)
 		})
 	}
 }
@@ -33,7 +37,7 @@ func TestFlash_ConformanceJumpSizes(t *testing.T) {
 		t.Run(fmt.Sprintf("jump=%d", j), func(t *testing.T) {
 			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 				return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithJumpSize(j))
-			}, flashtest.Options{RandomOps: 1500})
+			}, flashtest.Options{RandomOps: 1500, Skip: flashtest.TierCases})
 		})
 	}
 }
@@ -107,7 +111,7 @@ func FuzzFlash(f *testing.F) {
 func TestFlash_ConformanceSyncLanes(t *testing.T) {
 	flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 		return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3))
-	})
+	}, oneTier)
 }
 
 // With a table per lane, synchronous or with writer goroutines, every answer
@@ -116,12 +120,12 @@ func TestFlash_ConformanceLaneTables(t *testing.T) {
 	t.Run("sync-lanes=3", func(t *testing.T) {
 		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 			return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3), flash.WithLaneTables(true))
-		})
+		}, oneTier)
 	})
 	t.Run("writers=2", func(t *testing.T) {
 		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 			return flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64), flash.WithLaneTables(true))
-		})
+		}, oneTier)
 	})
 }
 
@@ -143,7 +147,7 @@ func TestFlash_ConformanceCapacityHints(t *testing.T) {
 			return flash.New(append([]flash.Option{flash.WithConfig(cfg), flash.WithWriters(0)}, opts...)...)
 		}
 		t.Run(mode+"/sync", func(t *testing.T) {
-			flashtest.Run(t, hinted)
+			flashtest.Run(t, hinted, oneTier)
 			seeds := uint64(3)
 			if mode == "hints" && testing.Short() {
 				seeds = 1 // a hint alone changes only the id maps' steps
@@ -155,7 +159,7 @@ func TestFlash_ConformanceCapacityHints(t *testing.T) {
 		t.Run(mode+"/writers=2", func(t *testing.T) {
 			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 				return flash.New(append([]flash.Option{flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64)}, opts...)...)
-			})
+			}, oneTier)
 		})
 	}
 	for seed := uint64(1); seed <= 3; seed++ {

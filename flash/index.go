@@ -1,6 +1,7 @@
 package flash
 
 import (
+	"slices"
 	"time"
 
 	"github.com/flashindexer/flashindexer/flash/internal/entry"
@@ -79,6 +80,39 @@ type Config struct {
 	// Clock is the time of predictions, monotonic and safe for concurrent
 	// use (nil: the process's monotonic clock).
 	Clock func() time.Duration
+	// Tiers are the KV-cache tiers, fastest first, at most MaxTiers (nil:
+	// DefaultTiers, the GPU alone). Events name a tier by its index here
+	// (Event.Tier); queries answer a depth per tier (Match.TierDepth).
+	Tiers []TierSpec
+}
+
+// TierSpec is one tier of an index: its name (as kvevents matches an
+// engine's medium to it, and metrics label it) and its weight in
+// Scores.Best, the worth of a block found there against one found in the
+// fastest tier (0: DefaultTierWeight).
+type TierSpec struct {
+	Name   string
+	Weight float64
+}
+
+// DefaultTiers is the tiers of an index that names none: the GPU alone.
+var DefaultTiers = []TierSpec{{Name: "GPU", Weight: 1}}
+
+// DefaultTierWeight returns the weight of tier t when its TierSpec gives
+// none: 1 for the fastest, then 3/4, 1/2, 1/4, 1/8, … A block on the GPU is
+// reused as it is; one in CPU memory saves its prefill but is copied over
+// PCIe first (several times faster than recomputing it: 3/4); one on disk
+// is read and copied (1/2); each further tier saves half the one before.
+// So Best prefers 4 blocks on a worker's GPU to 5 in another's CPU memory
+// (3.75), and 6 there (4.5) to them.
+func DefaultTierWeight(t Tier) float64 {
+	switch t {
+	case 0:
+		return 1
+	case 1:
+		return 0.75
+	}
+	return 1 / float64(uint64(1)<<(t-1))
 }
 
 // Default settings.
@@ -144,5 +178,25 @@ func (c Config) Normalize() Config {
 	if c.Clock == nil {
 		c.Clock = d.Clock
 	}
+	c.Tiers = normalTiers(c.Tiers)
 	return c
 }
+
+// normalTiers returns a copy of tiers, at most MaxTiers, every weight set
+// (DefaultTierWeight); DefaultTiers when there are none.
+func normalTiers(tiers []TierSpec) []TierSpec {
+	if len(tiers) == 0 {
+		return DefaultTiers
+	}
+	tiers = slices.Clone(tiers[:min(len(tiers), MaxTiers)])
+	for t := range tiers {
+		if !(tiers[t].Weight > 0) { // NaN too
+			tiers[t].Weight = DefaultTierWeight(Tier(t))
+		}
+	}
+	return tiers
+}
+
+// NumTiers returns the number of tiers of the (normalized) config: at
+// least 1.
+func (c *Config) NumTiers() int { return max(len(c.Tiers), 1) }

@@ -16,6 +16,10 @@ import (
 
 // Indexer is the Flash index: an exact positional index of every worker's
 // cached blocks with lock-free jump-search queries. Build it with New.
+//
+// It keeps one tier, the first of Config.Tiers (package documentation,
+// Tiers): its Config names that one, and an event naming another tier is
+// rejected with ErrBadTier and counted, never folded into the first.
 type Indexer struct {
 	cfg    Config
 	jump   int
@@ -38,6 +42,7 @@ func New(opts ...Option) *Indexer {
 		o(&s)
 	}
 	s.cfg = s.cfg.Normalize()
+	s.cfg.Tiers = s.cfg.Tiers[:1]
 	bw := bitset.Words(s.cfg.MaxWorkers)
 	var key [16]byte
 	_, _ = rand.Read(key[:])
@@ -52,7 +57,7 @@ func New(opts ...Option) *Indexer {
 	ix.sets = entry.New(s.cfg.MaxWorkers, bw)
 	n := cmp.Or(s.writers, s.syncLanes)
 	o := lane.Options{
-		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin, Reserve: s.reserve,
+		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin, Reserve: s.reserve, Tiers: len(s.cfg.Tiers),
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
 		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Preds: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),

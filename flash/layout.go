@@ -23,6 +23,7 @@ var (
 	_ = [1]int{}[unsafe.Offsetof(Match{}.Tokens)-unsafe.Offsetof(search.Hit{}.Tokens)]
 	_ = [1]int{}[unsafe.Offsetof(Match{}.Blocks)-unsafe.Offsetof(search.Hit{}.Blocks)]
 	_ = [1]int{}[unsafe.Offsetof(Match{}.Predicted)-unsafe.Offsetof(search.Hit{}.Predicted)]
+	_ = [1]int{}[unsafe.Offsetof(Match{}.TierDepth)-unsafe.Offsetof(search.Hit{}.Tiers)]
 
 	// Workers, as lane.Worker.
 	_ = [1]int{}[unsafe.Sizeof(Worker{})-unsafe.Sizeof(lane.Worker{})]
@@ -35,6 +36,8 @@ var (
 	_ = [1]int{}[unsafe.Offsetof(Event{}.ID)-unsafe.Offsetof(lane.Event{}.ID)]
 	_ = [1]int{}[unsafe.Offsetof(Event{}.Parent)-unsafe.Offsetof(lane.Event{}.Parent)]
 	_ = [1]int{}[unsafe.Offsetof(Event{}.HasParent)-unsafe.Offsetof(lane.Event{}.HasParent)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.Tier)-unsafe.Offsetof(lane.Event{}.Tier)]
+	_ = [1]int{}[unsafe.Offsetof(Event{}.TierOnly)-unsafe.Offsetof(lane.Event{}.TierOnly)]
 	_ = [1]int{}[unsafe.Offsetof(Event{}.Blocks)-unsafe.Offsetof(lane.Event{}.Blocks)]
 	_ = [1]int{}[unsafe.Offsetof(Event{}.Hashes)-unsafe.Offsetof(lane.Event{}.Hashes)]
 
@@ -55,5 +58,6 @@ var (
 		(unsafe.Offsetof(Stats{}.QueryBlocks)/8^uintptr(lane.QueryBlocks))|(unsafe.Offsetof(Stats{}.EventGaps)/8^uintptr(lane.EventGaps))|(unsafe.Offsetof(Stats{}.EventRestarts)/8^uintptr(lane.EventRestarts))|
 		(unsafe.Offsetof(Stats{}.StoredApplied)/8^uintptr(lane.StoredApplied))|(unsafe.Offsetof(Stats{}.RemovedApplied)/8^uintptr(lane.RemovedApplied))|(unsafe.Offsetof(Stats{}.StoredRejected)/8^uintptr(lane.StoredRejected))|
 		(unsafe.Offsetof(Stats{}.RemovedRejected)/8^uintptr(lane.RemovedRejected))|(unsafe.Offsetof(Stats{}.ClearedRejected)/8^uintptr(lane.ClearedRejected))|(unsafe.Offsetof(Stats{}.Predictions)/8^uintptr(lane.Predictions))|
-		(unsafe.Offsetof(Stats{}.PredictionsRejected)/8^uintptr(lane.PredictionsRejected))|(unsafe.Offsetof(Stats{}.QueryHits)/8^uintptr(lane.QueryHits))|(unsafe.Offsetof(Stats{}.QueryMatchedBlocks)/8^uintptr(lane.QueryMatchedBlocks))]
+		(unsafe.Offsetof(Stats{}.PredictionsRejected)/8^uintptr(lane.PredictionsRejected))|(unsafe.Offsetof(Stats{}.QueryHits)/8^uintptr(lane.QueryHits))|(unsafe.Offsetof(Stats{}.QueryMatchedBlocks)/8^uintptr(lane.QueryMatchedBlocks))|
+		(unsafe.Offsetof(Stats{}.RejectedBadTier)/8^uintptr(lane.RejectedBadTier))]
 )

@@ -41,8 +41,8 @@ func TestFlash_RestoreDropsPredictions(t *testing.T) {
 	ix.FindMatches(flash.Query{Locals: p}, &sc)
 	sc.Sort()
 	want := []flash.Match{
-		{Worker: w2, Depth: 6, Tokens: 6 * flash.DefaultBlockSize, Predicted: 6},
-		{Worker: w1, Depth: 2, Tokens: 2 * flash.DefaultBlockSize, Blocks: 2},
+		{Worker: w2, Depth: 6, Tokens: 6 * flash.DefaultBlockSize, Predicted: 6, TierDepth: [flash.MaxTiers]int32{6}},
+		{Worker: w1, Depth: 2, Tokens: 2 * flash.DefaultBlockSize, Blocks: 2, TierDepth: [flash.MaxTiers]int32{2}},
 	}
 	if len(sc.Matches) != 2 || sc.Matches[0] != want[0] || sc.Matches[1] != want[1] {
 		t.Fatalf("after Restore: %+v, want %+v", sc.Matches, want)

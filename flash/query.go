@@ -38,6 +38,13 @@ type Match struct {
 	// alone: the worker's events say it holds the first Depth − Predicted.
 	// 0 when nothing was predicted for it.
 	Predicted int
+	// TierDepth[t], for each tier t of the index (Config.Tiers): the
+	// leading query blocks the worker holds in tier t or a faster one,
+	// predicted blocks counting in the fastest. They nest: TierDepth[0] ≤
+	// TierDepth[1] ≤ … ≤ TierDepth[n−1] = Depth; past the index's n tiers
+	// they are 0. Blocks up to TierDepth[0] are on the GPU; from
+	// TierDepth[t−1] to TierDepth[t], a copy from tier t away.
+	TierDepth [MaxTiers]int32
 }
 
 // Scores is the reusable result of FindMatches. Reusing one Scores across
@@ -47,6 +54,9 @@ type Scores struct {
 	// Matches lists every worker with depth > 0, in no particular order
 	// (Sort orders them).
 	Matches []Match
+	// Tiers are the tiers of the index that filled it (FindMatches sets
+	// them): Best weighs each match's depths by them.
+	Tiers []TierSpec
 
 	st search.State // the search's buffers
 }
@@ -81,15 +91,36 @@ func compareMatches(a, b Match) int {
 	return cmp.Compare(a.Worker.DPRank, b.Worker.DPRank)
 }
 
-// Best returns the deepest match; among equally deep ones, the worker holding
-// the fewest blocks, then the lowest worker. ok is false when no worker matched.
+// Best returns the match of the highest score; among equal scores, the
+// worker holding the fewest blocks, then the lowest worker. ok is false
+// when no worker matched. A match's score is its tier-weighted depth
+// (Match.Score): its Depth in an index of one tier.
 func (s *Scores) Best() (best Match, ok bool) {
-	for i, m := range s.Matches {
-		if i == 0 || m.Depth > best.Depth ||
-			(m.Depth == best.Depth && (m.Blocks < best.Blocks ||
-				(m.Blocks == best.Blocks && compareMatches(m, best) < 0))) {
-			best, ok = m, true
+	bestScore := 0.0
+	for i := range s.Matches {
+		m := &s.Matches[i]
+		sc := m.Score(s.Tiers)
+		if i == 0 || sc > bestScore ||
+			(sc == bestScore && (m.Blocks < best.Blocks ||
+				(m.Blocks == best.Blocks && compareMatches(*m, best) < 0))) {
+			best, bestScore, ok = *m, sc, true
 		}
 	}
 	return best, ok
+}
+
+// Score returns m's tier-weighted depth: the sum over tiers t of
+// tiers[t].Weight × (TierDepth[t] − TierDepth[t−1]), so that a block found
+// in a slower tier is worth less than one found on the GPU; its Depth when
+// there is at most one tier.
+func (m *Match) Score(tiers []TierSpec) float64 {
+	if len(tiers) <= 1 {
+		return float64(m.Depth)
+	}
+	score, prev := 0.0, int32(0)
+	for t := range tiers {
+		score += tiers[t].Weight * float64(m.TierDepth[t]-prev)
+		prev = m.TierDepth[t]
+	}
+	return score
 }

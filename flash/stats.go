@@ -30,4 +30,6 @@ type Stats struct {
 	// QueryHits/Queries); QueryMatchedBlocks: the deepest match's blocks,
 	// summed over them (blocks found cached: QueryMatchedBlocks/QueryBlocks).
 	QueryHits, QueryMatchedBlocks uint64
+	// RejectedBadTier: events rejected with ErrBadTier.
+	RejectedBadTier uint64
 }

@@ -20,6 +20,14 @@ type Worker struct {
 	DPRank uint32
 }
 
+// Tier is one tier of KV-cache storage, an index into Config.Tiers: 0 is
+// the fastest (the GPU's memory), each next one slower (CPU memory, disk).
+// A worker holds each of its blocks in a set of tiers.
+type Tier uint8
+
+// MaxTiers bounds the tiers of an index.
+const MaxTiers = 8
+
 // Block is one block of a Stored event: the engine's id for it and the hash of
 // its tokens.
 type Block struct {
@@ -63,6 +71,11 @@ type Event struct {
 	// position 0.
 	Parent    ExternalHash
 	HasParent bool
+	// Tier is the tier a Stored event adds its blocks to, or a Removed
+	// event takes them from (the zero value: the fastest). A Cleared event
+	// empties every tier, or only Tier when TierOnly is set.
+	Tier     Tier
+	TierOnly bool
 	// Blocks are the stored blocks, each the child of the one before (Stored).
 	Blocks []Block
 	// Hashes are the removed blocks (Removed).
@@ -87,6 +100,13 @@ func ClearedEvent(w Worker) Event {
 // WithParent returns e with its first block attached under parent.
 func (e Event) WithParent(parent ExternalHash) Event {
 	e.Parent, e.HasParent = parent, true
+	return e
+}
+
+// InTier returns e in tier t: a Stored event adds its blocks to t, a
+// Removed event takes them from t, a Cleared event empties t only.
+func (e Event) InTier(t Tier) Event {
+	e.Tier, e.TierOnly = t, true
 	return e
 }
 

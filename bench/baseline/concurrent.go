@@ -169,7 +169,7 @@ func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 		depth[w] = len(q.Locals)
 	}
 	for w, d := range depth {
-		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * t.tokens, Blocks: t.BlockCount(w)})
+		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * t.tokens, Blocks: t.BlockCount(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
 	}
 }
 

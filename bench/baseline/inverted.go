@@ -63,7 +63,7 @@ func (s *invertedState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores
 		}
 	}
 	emit := func(w flash.Worker, d int) {
-		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w)})
+		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
 	}
 	for i := 1; i < len(q.Locals) && len(active) > 0; i++ {
 		bySeq := s.idx[q.Locals[i]]

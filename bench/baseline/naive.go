@@ -48,7 +48,7 @@ func (s *naiveState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, t
 			d++
 		}
 		if d > 0 {
-			dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w)})
+			dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
 		}
 	}
 }

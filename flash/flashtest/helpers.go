@@ -107,15 +107,16 @@ func Variants(base Prompt, n, at, step int, id uint64) []Prompt {
 
 // fixture wraps an index under test.
 type fixture struct {
-	t   testing.TB
-	idx flash.Index
-	sc  flash.Scores
+	t     testing.TB
+	idx   flash.Index
+	sc    flash.Scores
+	tiers []flash.TierSpec // the index's
 }
 
 func newFixture(t testing.TB, f Factory, cfg flash.Config) *fixture {
 	idx := f(t, cfg)
 	t.Cleanup(func() { _ = idx.Close() })
-	return &fixture{t: t, idx: idx}
+	return &fixture{t: t, idx: idx, tiers: cfg.Normalize().Tiers}
 }
 
 // W returns worker id with DP rank 0.
@@ -180,6 +181,8 @@ func counterOf(s flash.Stats, k model.Counter) uint64 {
 		return s.RejectedClosed
 	case model.CounterRejectedQueueFull:
 		return s.RejectedQueueFull
+	case model.CounterRejectedBadTier:
+		return s.RejectedBadTier
 	}
 	panic(fmt.Sprintf("flashtest: no rejection counter %d", k))
 }
@@ -195,6 +198,9 @@ func (x *fixture) find(q flash.Query) map[flash.Worker]int {
 		}
 		if _, dup := out[m.Worker]; dup {
 			x.t.Fatalf("worker %v listed twice", m.Worker)
+		}
+		if msg := checkTierDepths(&m, len(x.tiers)); msg != "" {
+			x.t.Fatalf("match of %v: %s", m.Worker, msg)
 		}
 		out[m.Worker] = m.Depth
 	}
@@ -267,4 +273,21 @@ func (x *fixture) blocks(w flash.Worker, want int) {
 	if got := x.idx.BlockCount(w); got != want {
 		x.t.Fatalf("BlockCount(%v) = %d, want %d", w, got, want)
 	}
+}
+
+// checkTierDepths returns what is wrong with m's depths per tier in an
+// index of n tiers ("" if nothing): they nest, the slowest is Depth, and
+// past n they are 0.
+func checkTierDepths(m *flash.Match, n int) string {
+	for t, d := range m.TierDepth {
+		switch {
+		case t >= n && d != 0:
+			return fmt.Sprintf("TierDepth %v: tier %d of %d has a depth", m.TierDepth, t, n)
+		case t == n-1 && int(d) != m.Depth:
+			return fmt.Sprintf("TierDepth %v: the slowest tier's is not Depth %d", m.TierDepth, m.Depth)
+		case t > 0 && t < n && d < m.TierDepth[t-1]:
+			return fmt.Sprintf("TierDepth %v: tier %d's is below a faster tier's", m.TierDepth, t)
+		}
+	}
+	return ""
 }

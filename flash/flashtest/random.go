@@ -71,7 +71,7 @@ var alphabet = []flash.LocalHash{0, L(1), L(2), L(3)}
 // that each store a block or three first (before the random ones) and
 // nothing after, of which the last removed are removed again; and how many
 // prompts the random workers draw from (0: 10).
-type layout struct{ fillers, removed, prompts int }
+type layout struct{ fillers, removed, prompts, tiers int }
 
 var (
 	// narrow: the random workers alone, in 9 slots.
@@ -89,6 +89,10 @@ var (
 	// entries at a position, so that its table grows, and shrinks or
 	// goes as workers leave it, and the next tables reuse the replaced.
 	busy = layout{prompts: 150}
+	// tiered: the random workers alone, over three tiers: each event
+	// names one (now and then one the index does not have), Cleared
+	// events one or all.
+	tiered = layout{tiers: 3}
 )
 
 func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layout) *differential {
@@ -96,6 +100,9 @@ func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layou
 	c := d.clk.config(50)          // predictions of a few prompts fill it: blocks leave by the cap
 	c.MaxWorkers = 9 + lay.fillers // 9 for 12 random workers: ErrTooManyWorkers and slot reuse (wider frees 64 more)
 	c.MaxDepth = 400
+	if lay.tiers > 1 {
+		c.Tiers = tieredConfig(lay.tiers).Tiers
+	}
 	d.f, d.cfg = f, c
 	d.idx, d.ref = f(t, c), model.New(c)
 	d.pred, _ = d.idx.(flash.Predictor)
@@ -153,7 +160,7 @@ func (d *differential) run(maxOps int) {
 				hs[i] = p.Hash(i, salt)
 			}
 			if len(hs) > 0 {
-				d.event(flash.RemovedEvent(w, hs...))
+				d.event(d.inTier(flash.RemovedEvent(w, hs...)))
 			}
 		case op < 60:
 			hs := make([]flash.ExternalHash, 1+d.src.intn(3))
@@ -161,9 +168,13 @@ func (d *differential) run(maxOps int) {
 				q := d.prompts[d.src.intn(len(d.prompts))]
 				hs[i] = q.Hash(d.src.intn(len(q)), uint64(d.src.intn(4)/3))
 			}
-			d.event(flash.RemovedEvent(w, hs...))
+			d.event(d.inTier(flash.RemovedEvent(w, hs...)))
 		case op < 63:
-			d.event(flash.ClearedEvent(w))
+			ev := flash.ClearedEvent(w)
+			if d.tiered() && d.src.intn(2) == 0 {
+				ev = d.inTier(ev)
+			}
+			d.event(ev)
 		case op < 65:
 			d.removeWorker(w.ID)
 		case op < 67:
@@ -207,7 +218,27 @@ func (d *differential) storeEvent(w flash.Worker, p Prompt) flash.Event {
 	if d.src.intn(20) == 0 { // a hash that is also used at other positions
 		ev.Blocks[d.src.intn(len(ev.Blocks))].Hash = flash.ExternalHash(d.src.intn(4))
 	}
-	return ev
+	return d.inTier(ev)
+}
+
+// tiered reports whether the index has more than one tier.
+func (d *differential) tiered() bool { return d.cfg.NumTiers() > 1 }
+
+// inTier returns ev in a tier drawn from the source (half of them the
+// fastest, one in forty past the index's), or ev as it is when the index
+// has one tier.
+func (d *differential) inTier(ev flash.Event) flash.Event {
+	if !d.tiered() {
+		return ev
+	}
+	n := d.cfg.NumTiers()
+	switch {
+	case d.src.intn(40) == 0:
+		return ev.InTier(flash.Tier(n))
+	case d.src.intn(2) == 0:
+		return ev.InTier(0)
+	}
+	return ev.InTier(flash.Tier(d.src.intn(n)))
 }
 
 func (d *differential) event(ev flash.Event) {
@@ -369,10 +400,11 @@ func (d *differential) snapshot() {
 	for _, p := range d.prompts {
 		q := flash.Query{Locals: p}
 		d.sameMatches(q)
-		var want flash.Scores
-		for _, m := range d.rsc.Matches {
-			if n := m.Depth - m.Predicted; n > 0 && dumped(m.Worker) {
-				want.Matches = append(want.Matches, flash.Match{Worker: m.Worker, Depth: n, Tokens: n * d.cfg.BlockSize, Blocks: m.Blocks})
+		var exact, want flash.Scores
+		d.ref.FindExact(q, &exact)
+		for _, m := range exact.Matches {
+			if dumped(m.Worker) {
+				want.Matches = append(want.Matches, m)
 			}
 		}
 		want.Sort()
@@ -417,6 +449,12 @@ func RandomDifferentialWider(t *testing.T, f Factory, seed uint64, n int) {
 	seeded(t, f, "wider/", seed, n, wider)
 }
 
+// RandomDifferentialTiers is RandomDifferential over three tiers: every
+// Stored and Removed event names a tier, Cleared events one tier or all.
+func RandomDifferentialTiers(t *testing.T, f Factory, seed uint64, n int) {
+	seeded(t, f, "tiers/", seed, n, tiered)
+}
+
 // RandomDifferentialBusy is RandomDifferential over 150 prompts instead of
 // 10: positions hold dozens of entries, so the shared tables grow, shrink
 // and are replaced and reused as the random workers store and leave.
@@ -452,6 +490,11 @@ func FuzzOps(t *testing.T, f Factory, data []byte) {
 // on both sides of the first word's (or plane's) end.
 func FuzzOpsWide(t *testing.T, f Factory, data []byte) {
 	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, wide).run(4000)
+}
+
+// FuzzOpsTiers is FuzzOps over three tiers, as RandomDifferentialTiers.
+func FuzzOpsTiers(t *testing.T, f Factory, data []byte) {
+	newDifferential(t, f, &byteSource{b: data[:min(len(data), 16384)]}, 1, tiered).run(4000)
 }
 
 // FuzzOpsWider is FuzzOps over sets of three words, as

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/flash"
@@ -49,16 +50,7 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 		})
 	}
 	t.Run("random_differential", func(t *testing.T) {
-		if why, ok := o.Skip["random_differential"]; ok {
-			t.Skip(why)
-		}
-		n := o.RandomOps
-		if n == 0 {
-			n = 6000
-			if testing.Short() {
-				n = 1500
-			}
-		}
+		n := o.randomOps(t, "random_differential")
 		for seed := uint64(1); seed <= 4; seed++ {
 			RandomDifferential(t, f, seed, n)
 		}
@@ -69,13 +61,34 @@ func Run(t *testing.T, f Factory, opts ...Options) {
 			RandomDifferentialWider(t, f, seed, n)
 		}
 	})
+	t.Run("tiers_random_differential", func(t *testing.T) {
+		n := o.randomOps(t, "tiers_random_differential")
+		for seed := uint64(9); seed <= 10; seed++ {
+			RandomDifferentialTiers(t, f, seed, n)
+		}
+	})
+}
+
+// randomOps skips the random differential case name when o says so, and
+// returns its number of operations.
+func (o *Options) randomOps(t *testing.T, name string) int {
+	if why, ok := o.Skip[name]; ok {
+		t.Skip(why)
+	}
+	if o.RandomOps > 0 {
+		return o.RandomOps
+	}
+	if testing.Short() {
+		return 1500
+	}
+	return 6000
 }
 
 func cfg() flash.Config { return flash.DefaultConfig() }
 
 // allCases is the event cases, then the prediction cases (which skip
 // backends that are not Predictors).
-func allCases() []testCase { return append(append([]testCase{}, cases...), predictCases...) }
+func allCases() []testCase { return slices.Concat(cases, predictCases, tierCases) }
 
 var cases = []testCase{
 	{"store_find", func(t testing.TB, f Factory) {

@@ -42,6 +42,7 @@ const (
 	CounterPredictionsRejected                   // Predict calls rejected
 	CounterQueryHits                             // FindMatches calls some worker matched
 	CounterQueryMatchedBlocks                    // the deepest match's blocks, summed over them
+	CounterRejectedBadTier                       // ErrBadTier
 	numCounters
 )
 
@@ -150,6 +151,8 @@ func RejectCounter(err error) (Counter, bool) {
 		return CounterRejectedClosed, true
 	case errors.Is(err, flash.ErrQueueFull):
 		return CounterRejectedQueueFull, true
+	case errors.Is(err, flash.ErrBadTier):
+		return CounterRejectedBadTier, true
 	}
 	return 0, false
 }
@@ -187,6 +190,7 @@ func (c *Counters) AddTo(s *flash.Stats) {
 	s.PredictionsRejected += g(CounterPredictionsRejected)
 	s.QueryHits += g(CounterQueryHits)
 	s.QueryMatchedBlocks += g(CounterQueryMatchedBlocks)
+	s.RejectedBadTier += g(CounterRejectedBadTier)
 }
 
 // Snapshot returns the counters as Stats.

@@ -34,7 +34,25 @@ func (noSink) Del(flash.Worker, Place) {}
 
 type chain struct {
 	blocks  map[flash.ExternalHash]Place
-	content map[contentKey]int // engine ids per content
+	tiers   map[flash.ExternalHash]uint8 // the tiers holding each engine id, a bit each
+	content map[contentKey]*held
+}
+
+// held counts the engine ids naming one content: in all, and in each tier.
+type held struct {
+	ids   int
+	tiers [flash.MaxTiers]int
+}
+
+// within reports whether some engine id holds the content in tier c or a
+// faster one.
+func (h *held) within(c int) bool {
+	for t := 0; t <= c && t < flash.MaxTiers; t++ {
+		if h.tiers[t] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Front resolves events by the semantics, exactly as every backend must:
@@ -67,7 +85,7 @@ func (c *Front) Apply(ev *flash.Event, s Sink) error {
 	if s == nil {
 		s = noSink{}
 	}
-	err := checkEvent(ev, c.cfg.MaxBatch)
+	err := checkEvent(ev, c.cfg.MaxBatch, c.cfg.NumTiers())
 	if err == nil {
 		err = c.applyValid(ev, s)
 	}
@@ -86,28 +104,47 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 		return c.store(ev, ch, s)
 	case flash.KindRemoved:
 		for _, h := range ev.Hashes {
-			p, ok := Place{}, false
-			if ch != nil {
-				p, ok = ch.blocks[h]
-			}
-			if !ok {
+			if ch == nil || ch.tiers[h]&(1<<ev.Tier) == 0 {
+				// Not held, or not in this tier.
 				c.counters.Add(CounterRemovesUnknown, 1)
 				continue
 			}
-			delete(ch.blocks, h)
-			k := contentKey{p.Pos, p.Seq}
-			if ch.content[k]--; ch.content[k] == 0 {
-				delete(ch.content, k)
-				s.Del(ev.Worker, p)
-			}
+			ch.untier(ev.Worker, h, ev.Tier, s)
 			c.counters.Add(CounterBlocksRemoved, 1)
 		}
 	case flash.KindCleared:
-		if ch != nil {
+		if ch == nil {
+			break
+		}
+		if !ev.TierOnly {
 			c.clear(ev.Worker, ch, s)
+			break
+		}
+		for h, m := range ch.tiers {
+			if m&(1<<ev.Tier) != 0 {
+				ch.untier(ev.Worker, h, ev.Tier, s)
+			}
 		}
 	}
 	return nil
+}
+
+// untier takes tier t from engine id h, which holds it; the id leaves when
+// it was its last tier, and the content when that was its last id.
+func (ch *chain) untier(w flash.Worker, h flash.ExternalHash, t flash.Tier, s Sink) {
+	p := ch.blocks[h]
+	k := contentKey{p.Pos, p.Seq}
+	hd := ch.content[k]
+	hd.tiers[t]--
+	if ch.tiers[h] &^= 1 << t; ch.tiers[h] != 0 {
+		return
+	}
+	delete(ch.tiers, h)
+	delete(ch.blocks, h)
+	if hd.ids--; hd.ids == 0 {
+		delete(ch.content, k)
+		s.Del(w, p)
+	}
 }
 
 func (c *Front) clear(w flash.Worker, ch *chain, s Sink) {
@@ -119,6 +156,7 @@ func (c *Front) clear(w flash.Worker, ch *chain, s Sink) {
 		}
 	}
 	clear(ch.blocks)
+	clear(ch.tiers)
 	clear(ch.content)
 }
 
@@ -162,16 +200,28 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 		}
 		ch = c.workers[ev.Worker]
 	}
+	bit := uint8(1) << ev.Tier
 	for i, b := range ev.Blocks {
-		if _, ok := ch.blocks[b.Hash]; ok {
+		p := places[i]
+		k := contentKey{p.Pos, p.Seq}
+		m, ok := ch.tiers[b.Hash]
+		if m&bit != 0 {
 			c.counters.Add(CounterBlocksDuplicate, 1)
 			continue
 		}
-		p := places[i]
-		ch.blocks[b.Hash] = p
-		k := contentKey{p.Pos, p.Seq}
-		if ch.content[k]++; ch.content[k] == 1 {
-			s.Add(ev.Worker, p)
+		ch.tiers[b.Hash] = m | bit
+		hd := ch.content[k]
+		if hd == nil {
+			hd = &held{}
+			ch.content[k] = hd
+		}
+		hd.tiers[ev.Tier]++
+		if !ok {
+			// A new engine id.
+			ch.blocks[b.Hash] = p
+			if hd.ids++; hd.ids == 1 {
+				s.Add(ev.Worker, p)
+			}
 		}
 		c.counters.Add(CounterBlocksStored, 1)
 	}
@@ -189,7 +239,7 @@ func (c *Front) Touch(w flash.Worker) error {
 		c.slots.Add(-1)
 		return flash.ErrTooManyWorkers
 	}
-	c.workers[w] = &chain{blocks: map[flash.ExternalHash]Place{}, content: map[contentKey]int{}}
+	c.workers[w] = &chain{blocks: map[flash.ExternalHash]Place{}, tiers: map[flash.ExternalHash]uint8{}, content: map[contentKey]*held{}}
 	return nil
 }
 
@@ -221,10 +271,30 @@ func (c *Front) BlockCount(w flash.Worker) int {
 	return 0
 }
 
-// Holds reports whether w holds the content (pos, seq).
+// Holds reports whether w holds the content (pos, seq), in any tier.
 func (c *Front) Holds(w flash.Worker, pos int, seq flash.SeqHash) bool {
 	ch := c.workers[w]
-	return ch != nil && ch.content[contentKey{pos, seq}] > 0
+	return ch != nil && ch.content[contentKey{pos, seq}] != nil
+}
+
+// HoldsWithin reports whether w holds the content (pos, seq) in tier t or
+// a faster one.
+func (c *Front) HoldsWithin(w flash.Worker, pos int, seq flash.SeqHash, t flash.Tier) bool {
+	ch := c.workers[w]
+	if ch == nil {
+		return false
+	}
+	hd := ch.content[contentKey{pos, seq}]
+	return hd != nil && hd.within(int(t))
+}
+
+// Tiers returns the tiers holding engine id h of w, a bit each (0: w does
+// not hold h).
+func (c *Front) Tiers(w flash.Worker, h flash.ExternalHash) uint8 {
+	if ch := c.workers[w]; ch != nil {
+		return ch.tiers[h]
+	}
+	return 0
 }
 
 // Workers calls f for every worker that holds a slot.
@@ -247,20 +317,26 @@ func SeqsOf(q flash.Query) []flash.SeqHash {
 }
 
 // checkEvent returns the error of an event that is malformed on its own,
-// whatever the index holds (package flash, Event): an unknown kind, a
-// Stored or Removed event with no blocks or more than maxBatch.
-func checkEvent(ev *flash.Event, maxBatch int) error {
+// whatever the index holds (package flash, Event): an unknown kind, a tier
+// past the index's tiers, a Stored or Removed event with no blocks or more
+// than maxBatch.
+func checkEvent(ev *flash.Event, maxBatch, tiers int) error {
 	n := len(ev.Hashes)
 	switch ev.Kind {
 	case flash.KindStored:
 		n = len(ev.Blocks)
 	case flash.KindRemoved:
 	case flash.KindCleared:
+		if ev.TierOnly && int(ev.Tier) >= tiers {
+			return flash.ErrBadTier
+		}
 		return nil
 	default:
 		return flash.ErrBadKind
 	}
 	switch {
+	case int(ev.Tier) >= tiers:
+		return flash.ErrBadTier
 	case n == 0:
 		return flash.ErrEmptyEvent
 	case n > maxBatch:

@@ -53,32 +53,57 @@ func (m *Model) Apply(ev flash.Event) error {
 	return err
 }
 
-// FindMatches computes every worker's depths by the definition: the
-// leading blocks it holds, and the longer of that and the leading blocks
-// predicted for it.
+// FindMatches computes every worker's depths by the definition: per tier
+// t, the leading blocks it holds in t or a faster one, and the longer of
+// that and the leading blocks predicted for it; its Depth, that of the
+// slowest tier.
 func (m *Model) FindMatches(q flash.Query, dst *flash.Scores) {
-	dst.Reset()
 	seqs := SeqsOf(q)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.counters.Add(CounterQueries, 1)
 	m.counters.Add(CounterQueryBlocks, uint64(len(seqs)))
+	m.find(seqs, true, dst)
+	m.counters.CountHit(dst)
+}
+
+// FindExact answers q as FindMatches does with no prediction: what an
+// index restored from a snapshot of the model's state would answer. It
+// counts nothing.
+func (m *Model) FindExact(q flash.Query, dst *flash.Scores) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.find(SeqsOf(q), false, dst)
+}
+
+// find writes the matches of seqs into dst, with the predictions when
+// preds is set.
+func (m *Model) find(seqs []flash.SeqHash, preds bool, dst *flash.Scores) {
+	dst.Reset()
+	dst.Tiers = m.cfg.Tiers
+	tiers := m.cfg.NumTiers()
 	now := m.cfg.Clock()
 	m.front.Workers(func(w flash.Worker) {
-		exact := 0
-		for exact < len(seqs) && m.front.Holds(w, exact, seqs[exact]) {
-			exact++
-		}
 		pred := 0
-		for pred < len(seqs) && m.predicts(w, pred, seqs[pred], now) {
+		for preds && pred < len(seqs) && m.predicts(w, pred, seqs[pred], now) {
 			pred++
+		}
+		var match flash.Match
+		exact := 0
+		for t := range tiers {
+			exact = 0
+			for exact < len(seqs) && m.front.HoldsWithin(w, exact, seqs[exact], flash.Tier(t)) {
+				exact++
+			}
+			match.TierDepth[t] = int32(max(exact, pred))
 		}
 		d := max(exact, pred)
 		if d > 0 {
-			dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Predicted: d - exact, Tokens: d * m.cfg.BlockSize, Blocks: m.front.BlockCount(w)})
+			match.Worker, match.Depth, match.Predicted = w, d, d-exact
+			match.Tokens, match.Blocks = d*m.cfg.BlockSize, m.front.BlockCount(w)
+			dst.Matches = append(dst.Matches, match)
 		}
 	})
-	m.counters.CountHit(dst)
 }
 
 // AddWorker gives w a slot holding nothing, if it has none.

@@ -43,6 +43,7 @@ const (
 	PredictionsRejected
 	QueryHits
 	QueryMatchedBlocks
+	RejectedBadTier
 	NumCounters
 )
 
@@ -113,4 +114,5 @@ var rejectErrors = [...]struct {
 	{ErrBadKind, RejectedBadKind},
 	{ErrClosed, RejectedClosed},
 	{ErrQueueFull, RejectedQueueFull},
+	{ErrBadTier, RejectedBadTier},
 }

@@ -34,6 +34,8 @@ type Event struct {
 	ID        uint64
 	Parent    uint64
 	HasParent bool
+	Tier      uint8
+	TierOnly  bool
 	Blocks    []worker.Block
 	Hashes    []uint64
 }
@@ -48,21 +50,28 @@ var (
 	ErrClosed         = errors.New("flash: index closed")
 	ErrQueueFull      = errors.New("flash: writer queue full")
 	ErrBadTTL         = errors.New("flash: prediction ttl must be positive")
+	ErrBadTier        = errors.New("flash: event names a tier the index does not have")
 )
 
 // Check returns the error of an event that is malformed on its own,
-// whatever the index holds: an unknown kind, an empty batch or one of more
-// than maxBatch blocks (or hashes).
-func Check(ev *Event, maxBatch int) error {
+// whatever the index holds: an unknown kind, a tier past the index's
+// tiers, an empty batch or one of more than maxBatch blocks (or hashes).
+func Check(ev *Event, maxBatch, tiers int) error {
 	n := len(ev.Hashes)
 	switch ev.Kind {
 	case Stored:
 		n = len(ev.Blocks)
 	case Removed:
 	case Cleared:
+		if ev.TierOnly && int(ev.Tier) >= tiers {
+			return ErrBadTier
+		}
 		return nil
 	default:
 		return ErrBadKind
+	}
+	if int(ev.Tier) >= tiers {
+		return ErrBadTier
 	}
 	if n == 0 {
 		return ErrEmptyEvent

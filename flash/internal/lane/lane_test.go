@@ -30,8 +30,15 @@ func TestCheck(t *testing.T) {
 		{Event{Kind: Cleared}, nil},
 		{Event{Kind: 0}, ErrBadKind},
 		{Event{Kind: 4, Blocks: b}, ErrBadKind},
+		{Event{Kind: Stored, Blocks: b, Tier: 1}, nil},
+		{Event{Kind: Stored, Blocks: b, Tier: 2}, ErrBadTier},
+		{Event{Kind: Stored, Tier: 2}, ErrBadTier},
+		{Event{Kind: Removed, Hashes: []uint64{1}, Tier: 5}, ErrBadTier},
+		{Event{Kind: Cleared, Tier: 2}, nil}, // every tier
+		{Event{Kind: Cleared, Tier: 2, TierOnly: true}, ErrBadTier},
+		{Event{Kind: Cleared, Tier: 1, TierOnly: true}, nil},
 	} {
-		if got := Check(&c.ev, 2); got != c.want {
+		if got := Check(&c.ev, 2, 2); got != c.want {
 			t.Errorf("Check(kind %d, %d blocks, %d hashes) = %v, want %v", c.ev.Kind, len(c.ev.Blocks), len(c.ev.Hashes), got, c.want)
 		}
 	}

@@ -24,6 +24,7 @@ type Options struct {
 	Pin   bool // pin writer threads to CPUs
 
 	MaxDepth, MaxBatch int
+	Tiers              int // KV-cache tiers (0: 1)
 	Sets               *entry.Sets
 	// Tabs are the shared tables: one group, or one per lane, of Planes
 	// tables each (a table per plane of 64 worker slots; Planes 0 or 1:
@@ -146,7 +147,7 @@ func (s *Set) report(ev Event, err error) { s.o.OnReject(&ev, err) }
 // (only admission errors returned; with try, ErrQueueFull rather than a
 // wait for room).
 func (s *Set) Apply(ev *Event, try bool) error {
-	if err := Check(ev, s.o.MaxBatch); err != nil {
+	if err := Check(ev, s.o.MaxBatch, max(s.o.Tiers, 1)); err != nil {
 		return s.reject(ev, err, &s.admission)
 	}
 	ln := s.laneOf(ev.Worker.ID)

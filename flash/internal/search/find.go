@@ -33,6 +33,7 @@ type Hit struct {
 	Tokens    int
 	Blocks    int
 	Predicted int
+	Tiers     [8]int32 // flash.MaxTiers
 }
 
 // Index is what a search reads.
@@ -384,6 +385,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 			m.Depth = depth
 			m.Tokens = tokens
 			m.Blocks = in.Blocks()
+			m.Tiers[0] = int32(depth)
 			n++
 		}
 	}
@@ -412,6 +414,7 @@ func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
 			}
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
+			m.Tiers[0] = int32(depth)
 			n++
 		}
 	}

@@ -170,6 +170,7 @@ func (j *Joint) Emit(s []uint64, depth int) {
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
 			m.Predicted = depth - min(int(sc.depths[i]), depth)
+			m.Tiers[0] = int32(depth)
 			n++
 		}
 	}
