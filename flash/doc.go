@@ -102,9 +102,11 @@
 //     first; among blocks expiring together, the deepest, then the lowest
 //     sequence hash.
 //   - When an exact content leaves the worker (Removed, the last engine id
-//     naming it), its prediction leaves too, with every predicted block
-//     below it. Cleared and RemoveWorker drop all of the worker's
-//     predictions. Stored blocks stay predicted until they expire.
+//     naming it, or its last tier), its prediction leaves too, with every
+//     predicted block below it; a Cleared event of one tier of several
+//     takes the predictions of what leaves with it. Cleared of every tier
+//     and RemoveWorker drop all of the worker's predictions. Stored
+//     blocks stay predicted until they expire.
 //   - A worker first seen in a prediction takes a slot, as its first
 //     Stored event would.
 //

@@ -18,16 +18,12 @@ func asyncFactory(writers int) flashtest.Factory {
 	}
 }
 
-// oneTier: the Flash indexer keeps the first of Config.Tiers (Indexer), so
-// it skips the suite's tier cases.
-var oneTier = flashtest.Options{Skip: flashtest.TierCases}
-
-func TestFlash_ConformanceSync(t *testing.T) { flashtest.Run(t, syncFactory, oneTier) }
+func TestFlash_ConformanceSync(t *testing.T) { flashtest.Run(t, syncFactory) }
 
 func TestFlash_ConformanceWriters(t *testing.T) {
 	for _, w := range []int{1, 3} {
 		t.Run(map[int]string{1: "writers=1", 3: "writers=3"}[w], func(t *testing.T) {
-			flashtest.Run(t, asyncFactory(w), oneTier)
+			flashtest.Run(t, asyncFactory(w))
 		})
 	}
 }
@@ -37,7 +33,7 @@ func TestFlash_ConformanceJumpSizes(t *testing.T) {
 		t.Run(fmt.Sprintf("jump=%d", j), func(t *testing.T) {
 			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 				return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithJumpSize(j))
-			}, flashtest.Options{RandomOps: 1500, Skip: flashtest.TierCases})
+			}, flashtest.Options{RandomOps: 1500})
 		})
 	}
 }
@@ -107,11 +103,18 @@ func FuzzFlash(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOps(t, syncFactory, data) })
 }
 
+// FuzzFlashTiers runs decoded operations over three tiers (FuzzOpsTiers).
+func FuzzFlashTiers(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d"))
+	f.Add([]byte("tiers: offloads, evictions from the GPU, clears of one tier, queries"))
+	f.Fuzz(func(t *testing.T, data []byte) { flashtest.FuzzOpsTiers(t, syncFactory, data) })
+}
+
 // A synchronous index with several lanes answers like the model (one caller).
 func TestFlash_ConformanceSyncLanes(t *testing.T) {
 	flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 		return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3))
-	}, oneTier)
+	})
 }
 
 // With a table per lane, synchronous or with writer goroutines, every answer
@@ -120,12 +123,12 @@ func TestFlash_ConformanceLaneTables(t *testing.T) {
 	t.Run("sync-lanes=3", func(t *testing.T) {
 		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 			return flash.New(flash.WithConfig(cfg), flash.WithWriters(0), flash.WithSyncLanes(3), flash.WithLaneTables(true))
-		}, oneTier)
+		})
 	})
 	t.Run("writers=2", func(t *testing.T) {
 		flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 			return flash.New(flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64), flash.WithLaneTables(true))
-		}, oneTier)
+		})
 	})
 }
 
@@ -147,7 +150,7 @@ func TestFlash_ConformanceCapacityHints(t *testing.T) {
 			return flash.New(append([]flash.Option{flash.WithConfig(cfg), flash.WithWriters(0)}, opts...)...)
 		}
 		t.Run(mode+"/sync", func(t *testing.T) {
-			flashtest.Run(t, hinted, oneTier)
+			flashtest.Run(t, hinted)
 			seeds := uint64(3)
 			if mode == "hints" && testing.Short() {
 				seeds = 1 // a hint alone changes only the id maps' steps
@@ -159,7 +162,7 @@ func TestFlash_ConformanceCapacityHints(t *testing.T) {
 		t.Run(mode+"/writers=2", func(t *testing.T) {
 			flashtest.Run(t, func(t testing.TB, cfg flash.Config) flash.Index {
 				return flash.New(append([]flash.Option{flash.WithConfig(cfg), flash.WithWriters(2), flash.WithQueueSize(64)}, opts...)...)
-			}, oneTier)
+			})
 		})
 	}
 	for seed := uint64(1); seed <= 3; seed++ {

@@ -82,7 +82,9 @@ type Config struct {
 	Clock func() time.Duration
 	// Tiers are the KV-cache tiers, fastest first, at most MaxTiers (nil:
 	// DefaultTiers, the GPU alone). Events name a tier by its index here
-	// (Event.Tier); queries answer a depth per tier (Match.TierDepth).
+	// (Event.Tier); queries answer a depth per tier (Match.TierDepth). The
+	// Flash indexer keeps MaxWorkers × tiers within MaxWorkersLimit,
+	// lowering MaxWorkers.
 	Tiers []TierSpec
 }
 

@@ -16,10 +16,6 @@ import (
 
 // Indexer is the Flash index: an exact positional index of every worker's
 // cached blocks with lock-free jump-search queries. Build it with New.
-//
-// It keeps one tier, the first of Config.Tiers (package documentation,
-// Tiers): its Config names that one, and an event naming another tier is
-// rejected with ErrBadTier and counted, never folded into the first.
 type Indexer struct {
 	cfg    Config
 	jump   int
@@ -42,8 +38,10 @@ func New(opts ...Option) *Indexer {
 		o(&s)
 	}
 	s.cfg = s.cfg.Normalize()
-	s.cfg.Tiers = s.cfg.Tiers[:1]
-	bw := bitset.Words(s.cfg.MaxWorkers)
+	// Each worker has a place per tier in the shared sets (slotdir).
+	tiers := s.cfg.NumTiers()
+	s.cfg.MaxWorkers = min(s.cfg.MaxWorkers, MaxWorkersLimit/tiers)
+	bw := bitset.Words(s.cfg.MaxWorkers * tiers)
 	var key [16]byte
 	_, _ = rand.Read(key[:])
 	ix := &Indexer{cfg: s.cfg, jump: s.jump, sync: s.writers == 0}
@@ -54,12 +52,12 @@ func New(opts ...Option) *Indexer {
 	if bw > 1 && bw <= maxPlanes {
 		planes, bw = bw, 1
 	}
-	ix.sets = entry.New(s.cfg.MaxWorkers, bw)
+	ix.sets = entry.New(s.cfg.MaxWorkers*tiers, bw)
 	n := cmp.Or(s.writers, s.syncLanes)
 	o := lane.Options{
-		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin, Reserve: s.reserve, Tiers: len(s.cfg.Tiers),
+		Lanes: n, Sync: ix.sync, Queue: s.queue, Pin: s.pin, Reserve: s.reserve, Tiers: tiers,
 		MaxDepth: s.cfg.MaxDepth, MaxBatch: s.cfg.MaxBatch, MaxPredicted: s.cfg.MaxPredicted, Clock: s.cfg.Clock,
-		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Preds: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers),
+		Sets: &ix.sets, Tabs: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Preds: lane.Tables(n, planes, s.laneTables, !ix.sets.Inline), Planes: planes, Dir: slotdir.New(s.cfg.MaxWorkers, tiers),
 		K0: binary.LittleEndian.Uint64(key[:8]), K1: binary.LittleEndian.Uint64(key[8:]),
 	}
 	if f := s.onReject; f != nil {
@@ -73,7 +71,7 @@ func New(opts ...Option) *Indexer {
 	}
 	ix.lanes = lane.New(o)
 	ix.search = search.Index{Sets: ix.sets, Tabs: o.Tabs, Planes: planes, Preds: o.Preds, Predicted: ix.lanes.Predicted(),
-		Dir: o.Dir, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize}
+		Dir: o.Dir, Jump: ix.jump, Words: bw, BlockSize: s.cfg.BlockSize, Tiers: tiers}
 	return ix
 }
 

@@ -59,36 +59,39 @@ func TestMatch_Score(t *testing.T) {
 	}
 }
 
-// The Flash indexer keeps the first tier of its Config: an event naming
-// another is rejected and counted, never folded into the first, and its
-// answers carry the one tier's depth.
-func TestFlash_OneTier(t *testing.T) {
+// The Flash indexer keeps its Config's tiers: an event naming a tier past
+// them is rejected and counted, never folded into another, and its
+// answers carry each tier's depth.
+func TestFlash_Tiers(t *testing.T) {
 	ix := flash.New(flash.WithConfig(flash.Config{Tiers: []flash.TierSpec{{Name: "GPU"}, {Name: "CPU"}}}), flash.WithWriters(0))
 	defer ix.Close()
-	if got := ix.Config().Tiers; len(got) != 1 || got[0].Name != "GPU" {
-		t.Fatalf("tiers %v, want the GPU alone", got)
+	if got := ix.Config().Tiers; len(got) != 2 || got[1].Name != "CPU" || got[1].Weight != 0.75 {
+		t.Fatalf("tiers %v, want GPU and CPU", got)
 	}
 	w := flash.Worker{ID: 1}
 	blocks := []flash.Block{{Hash: 1, Local: 10}, {Hash: 2, Local: 20}}
 	for _, ev := range []flash.Event{
-		flash.StoredEvent(w, blocks...).InTier(1),
-		flash.RemovedEvent(w, 1).InTier(1),
-		flash.ClearedEvent(w).InTier(1),
+		flash.StoredEvent(w, blocks...).InTier(2),
+		flash.RemovedEvent(w, 1).InTier(2),
+		flash.ClearedEvent(w).InTier(5),
 	} {
 		if err := ix.Apply(ev); err != flash.ErrBadTier {
-			t.Fatalf("%v in tier 1: %v, want ErrBadTier", ev.Kind, err)
+			t.Fatalf("%v in tier %d: %v, want ErrBadTier", ev.Kind, ev.Tier, err)
 		}
 	}
-	if err := ix.Apply(flash.StoredEvent(w, blocks...).InTier(0)); err != nil {
+	if err := ix.Apply(flash.StoredEvent(w, blocks...).InTier(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply(flash.StoredEvent(w, blocks[0])); err != nil {
 		t.Fatal(err)
 	}
 	var sc flash.Scores
 	ix.FindMatches(flash.Query{Locals: []flash.LocalHash{10, 20}}, &sc)
-	want := flash.Match{Worker: w, Depth: 2, Tokens: 2 * flash.DefaultBlockSize, Blocks: 2, TierDepth: [flash.MaxTiers]int32{2}}
-	if len(sc.Matches) != 1 || sc.Matches[0] != want || len(sc.Tiers) != 1 {
+	want := flash.Match{Worker: w, Depth: 2, Tokens: 2 * flash.DefaultBlockSize, Blocks: 2, TierDepth: [flash.MaxTiers]int32{1, 2}}
+	if len(sc.Matches) != 1 || sc.Matches[0] != want || len(sc.Tiers) != 2 {
 		t.Fatalf("matches %+v (tiers %v), want %+v", sc.Matches, sc.Tiers, want)
 	}
-	if st := ix.Stats(); st.RejectedBadTier != 3 || st.EventsRejected != 3 || st.StoredRejected != 1 || st.ClearedRejected != 1 {
-		t.Fatalf("stats %+v: want 3 rejected with ErrBadTier", st)
+	if st := ix.Stats(); st.RejectedBadTier != 3 || st.EventsRejected != 3 || st.StoredRejected != 1 || st.ClearedRejected != 1 || st.BlocksStored != 3 {
+		t.Fatalf("stats %+v: want 3 rejected with ErrBadTier, 3 blocks stored", st)
 	}
 }

@@ -210,3 +210,51 @@ func BenchmarkTrace(b *testing.B) {
 		tw.queryAll(b, n.find)
 	})
 }
+
+// BenchmarkTraceTiers measures tiers' cost on the trace (16 workers, as
+// BenchmarkTrace): an index of one tier, and one of two (GPU and CPU) in
+// which every block is offloaded (stored on the GPU, then copied to CPU
+// memory: held in both). Store block-ops/s count each event once; find
+// queries every request; B/pair is the index's memory (Memory().Total())
+// per (block, worker) held.
+func BenchmarkTraceTiers(b *testing.B) {
+	reqs := traceRequests(b)
+	tw := newTraceWorkload(reqs, 16)
+	for _, tiers := range []int{1, 2} {
+		cfg := flash.Config{BlockSize: 512, MaxWorkers: 64, Tiers: []flash.TierSpec{{Name: "GPU"}, {Name: "CPU"}}[:tiers]}
+		fill := func(ix *flash.Indexer) {
+			for i := range tw.events {
+				_ = ix.Apply(tw.events[i])
+				if tiers > 1 {
+					_ = ix.Apply(tw.events[i].InTier(1))
+				}
+			}
+		}
+		name := fmt.Sprintf("tiers=%d", tiers)
+		if tiers > 1 {
+			name += "/offload=all"
+		}
+		b.Run(name+"/phase=store", func(b *testing.B) {
+			b.ReportAllocs()
+			var pairs, bytes int
+			for b.Loop() {
+				b.StopTimer()
+				ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(0))
+				b.StartTimer()
+				fill(ix)
+				b.StopTimer()
+				pairs, bytes = 0, ix.Memory().Total()
+				ix.WorkerBlocks(func(_ flash.Worker, n int) { pairs += n })
+				ix.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*tw.stored)/b.Elapsed().Seconds(), "block-ops/s")
+			b.ReportMetric(float64(bytes)/float64(pairs), "B/pair")
+		})
+		b.Run(name+"/phase=find", func(b *testing.B) {
+			ix := flash.New(flash.WithConfig(cfg), flash.WithWriters(0))
+			fill(ix)
+			tw.find(b, ix)
+		})
+	}
+}

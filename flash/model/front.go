@@ -116,7 +116,7 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 		if ch == nil {
 			break
 		}
-		if !ev.TierOnly {
+		if ClearsAll(ev, &c.cfg) {
 			c.clear(ev.Worker, ch, s)
 			break
 		}
@@ -128,6 +128,10 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 	}
 	return nil
 }
+
+// ClearsAll reports whether the Cleared event ev empties every tier of an
+// index configured with cfg: it names none, or the index has one.
+func ClearsAll(ev *flash.Event, cfg *flash.Config) bool { return !ev.TierOnly || cfg.NumTiers() == 1 }
 
 // untier takes tier t from engine id h, which holds it; the id leaves when
 // it was its last tier, and the content when that was its last id.

@@ -47,7 +47,9 @@ func (m *Model) Apply(ev flash.Event) error {
 		return flash.ErrClosed
 	}
 	err := m.front.Apply(&ev, predSink{m})
-	if err == nil && ev.Kind == flash.KindCleared {
+	if err == nil && ev.Kind == flash.KindCleared && ClearsAll(&ev, &m.cfg) {
+		// A Cleared event of one tier of several takes the predictions
+		// of the contents that leave, as Removed does (predSink).
 		delete(m.preds, ev.Worker)
 	}
 	return err

@@ -23,9 +23,7 @@ func (s *Set) checkTables() {
 	want := map[int]int{}
 	for _, ln := range s.lanes {
 		for _, ws := range ln.workers {
-			if slot, n := worker.Attached(ws); n > 0 {
-				want[slot] += n
-			}
+			worker.Attached(ws, s.o.Tiers, want)
 		}
 	}
 	got := map[int]int{}

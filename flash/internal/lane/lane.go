@@ -78,6 +78,7 @@ func newLane(s *Set, id, queue int) *lane {
 	ln.own.W = entry.Writer{Sets: s.o.Sets, Alloc: s.o.Sets.Arena.NewAllocator()}
 	ln.pw = entry.Writer{Sets: s.o.Sets, Alloc: ln.own.W.Alloc}
 	ln.own.K0, ln.own.K1 = s.o.K0, s.o.K1
+	ln.own.Tiers = max(s.o.Tiers, 1)
 	if c := s.o.Capacity; c != nil {
 		ln.own.Hint = func(id uint64, rank uint32) int { return c(Worker{ID: id, DPRank: rank}) }
 		ln.own.Reserve = s.o.Reserve
@@ -253,6 +254,7 @@ func (ln *lane) apply(ev *Event) error {
 	}
 	var err error
 	ws := ln.workers[ev.Worker]
+	ln.own.Tier = ev.Tier
 	switch ev.Kind {
 	case Stored:
 		ws, err = ln.store(ws, ev)
@@ -270,7 +272,18 @@ func (ln *lane) apply(ev *Event) error {
 		ln.counters.add(BlocksRemoved, uint64(removed))
 		ln.counters.add(RemovesUnknown, uint64(len(ev.Hashes)-removed))
 	case Cleared:
-		if ws != nil {
+		switch {
+		case ws == nil:
+		case ev.TierOnly && ln.own.Tiers > 1:
+			// One tier: its blocks leave as a Removed event of them all
+			// would take them, predictions of what leaves with them.
+			p := ln.preds[ev.Worker]
+			ln.own.TrackGone = p != nil && p.len() > 0
+			ln.own.ClearTier(ws)
+			if ln.own.TrackGone {
+				ln.dropGone(ev.Worker, p, ws.Slot)
+			}
+		default:
 			ln.dropAll(ev.Worker, ws.Slot)
 			ln.own.Clear(ws)
 		}
@@ -371,7 +384,7 @@ func (ln *lane) reserveFor(ws *worker.State, sign int) {
 	if ws.Hint == 0 || !ln.own.Reserve {
 		return
 	}
-	tab, _ := ln.own.W.Plane(ws.Slot)
+	tab, _ := ln.own.W.Plane(ws.Slot * ln.own.Tiers)
 	if sign > 0 {
 		tab.Map().Reserve(ws.Hint, ws.Hint)
 		ln.own.ReserveScratch(ws.Hint)

@@ -90,7 +90,7 @@ func newSyncSet(lanes, workers int, onReject func(*Event, error)) *Set {
 	sets := &entry.Sets{Arena: arena.New(1), Inline: true}
 	return New(Options{
 		Lanes: lanes, Sync: true, MaxDepth: 64, MaxBatch: 8, Sets: sets,
-		Tabs: []*shardmap.Map{shardmap.New()}, Preds: []*shardmap.Map{shardmap.New()}, Dir: slotdir.New(workers), OnReject: onReject,
+		Tabs: []*shardmap.Map{shardmap.New()}, Preds: []*shardmap.Map{shardmap.New()}, Dir: slotdir.New(workers, 1), OnReject: onReject,
 		MaxPredicted: 16, Clock: Monotonic,
 	})
 }

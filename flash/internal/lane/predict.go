@@ -242,7 +242,7 @@ func (ln *lane) predict(w Worker, locals []uint64, now, ttl time.Duration) error
 				ln.dropTree(p, ws.Slot, p.heap[0])
 			}
 			ni = p.add(pos, seq, until, parent)
-			ln.pw.Attach(i, seq, ws.Slot) // parent first: what a reader sees stays prefix-closed
+			ln.predAttach(i, seq, ws.Slot) // parent first: what a reader sees stays prefix-closed
 			added++
 		}
 		parent = ni + 1
@@ -268,7 +268,7 @@ func (ln *lane) dropTree(p *preds, slot int, i uint32) {
 		}
 		st = st[:len(st)-1]
 		n := &p.nodes[j]
-		ln.pw.Detach(int(n.pos), n.seq, slot)
+		ln.predDetach(int(n.pos), n.seq, slot)
 		p.unlink(j)
 		ln.npred--
 		ln.s.predicted.Add(-1)
@@ -315,4 +315,22 @@ func (ln *lane) expire(now time.Duration) {
 		}
 	}
 	ln.next = next
+}
+
+// predAttach sets slot's bits of a predicted content: in an index of
+// several tiers, its place of each (a prediction counts in the fastest),
+// the slowest first, as the exact blocks' places are set (worker.recut).
+func (ln *lane) predAttach(pos int, seq uint64, slot int) {
+	t := ln.own.Tiers
+	for c := t - 1; c >= 0; c-- {
+		ln.pw.Attach(pos, seq, slot*t+c)
+	}
+}
+
+// predDetach clears what predAttach set, the fastest place first.
+func (ln *lane) predDetach(pos int, seq uint64, slot int) {
+	t := ln.own.Tiers
+	for c := range t {
+		ln.pw.Detach(pos, seq, slot*t+c)
+	}
 }

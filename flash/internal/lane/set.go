@@ -489,7 +489,7 @@ func (s *Set) Dump(w io.Writer, workers ...Worker) (int, error) {
 		ln.call(func() {
 			for x, ws := range ln.workers {
 				if len(want) == 0 || want[x] {
-					all = append(all, worker.Dump(ws))
+					all = append(all, ln.own.Dump(ws))
 				}
 			}
 		})
@@ -511,7 +511,7 @@ func (s *Set) Restore(r io.Reader) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	sws, err := snapshot.Read(r, s.o.MaxDepth)
+	sws, err := snapshot.Read(r, s.o.MaxDepth, max(s.o.Tiers, 1))
 	if err != nil {
 		return err
 	}

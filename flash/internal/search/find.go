@@ -48,6 +48,10 @@ type Index struct {
 	Jump      int // distance between checkpoints
 	Words     int // words per worker set (1 with planes)
 	BlockSize int
+	// Tiers is the index's number of tiers: each worker slot s has a
+	// place per tier in the sets, s·Tiers + c (slotdir), and a search
+	// reports each worker once with its depth per tier (emitTiered).
+	Tiers int
 	// Preds are the predicted blocks' tables, one per table of Tabs;
 	// Predicted counts their blocks (0: none to search).
 	Preds     []*shardmap.Map
@@ -205,6 +209,7 @@ type Finder struct {
 	locals   []uint64
 	seqs     []uint64
 	computed int // seqs[:computed] are known
+	sc       *Scratch
 	hits     []Hit
 	start    int    // len(hits) at Start
 	epoch    uint64 // the slot epoch when the search began
@@ -241,10 +246,14 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	if n == 0 {
 		return 0
 	}
+	f.sc = sc
+	if ix.Tiers > 1 {
+		sc.sizeTiers(ix.Dir.Len())
+	}
 	if ix.Predicted.Load() > 0 {
 		return f.runJoint(sets, sc)
 	}
-	if sc.dirty {
+	if sc.dirty && ix.Tiers <= 1 {
 		sc.clean(f.hits)
 	}
 	// Each worker is in one lane and one plane, so with a table per lane
@@ -283,6 +292,9 @@ func (f *Finder) again(runs int, tablesSame bool) bool {
 		return false
 	}
 	f.hits, f.deepest = f.hits[:f.start], 0
+	if f.ix.Tiers > 1 {
+		f.sc.resetTiers()
+	}
 	if !tablesSame && runs >= MaxSearchRetries {
 		f.stable = true
 	}
@@ -354,6 +366,10 @@ func (f *Finder) probeStable(tab *shardmap.Map, pos int, seq uint64, mask, out [
 // each reported worker held one slot throughout, and none is reported
 // twice.
 func (f *Finder) Emit(s []uint64, depth int) {
+	if f.ix.Tiers > 1 {
+		f.emitTiered(s, depth, nil)
+		return
+	}
 	ms := f.hits
 	n := len(ms)
 	if need := n + bitset.Count(s); need > cap(ms) {
@@ -385,7 +401,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 			m.Depth = depth
 			m.Tokens = tokens
 			m.Blocks = in.Blocks()
-			m.Tiers[0] = int32(depth)
+			m.Tiers = [len(m.Tiers)]int32{int32(depth)}
 			n++
 		}
 	}
@@ -414,7 +430,7 @@ func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
 			}
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
-			m.Tiers[0] = int32(depth)
+			m.Tiers = [len(m.Tiers)]int32{int32(depth)}
 			n++
 		}
 	}

@@ -15,16 +15,23 @@ type Scratch struct {
 	seen   []int32
 	set    []uint64
 	joint  Joint // the search itself: jump.Search's generic code would move one on the stack to the heap
-	// dirty: a joint search wrote Predicted into the caller's hits, which
-	// a Finder, writing every other field, leaves as it finds it.
+	// dirty: a joint or tiered search wrote Predicted or the slower
+	// tiers' depths into the caller's hits, which a Finder, writing every
+	// other field, leaves as it finds them.
 	dirty bool
+	// tierHit is, by worker slot, its hit's index + 1 in a tiered search
+	// (0: none yet); tierSeen, the slots it set (emitTiered).
+	tierHit  []int32
+	tierSeen []int32
 }
 
-// clean zeroes Predicted in every hit the buffer of hits holds.
+// clean zeroes Predicted and the slower tiers' depths in every hit the
+// buffer of hits holds.
 func (sc *Scratch) clean(hits []Hit) {
 	hits = hits[:cap(hits)]
 	for i := range hits {
 		hits[i].Predicted = 0
+		hits[i].Tiers = [len(hits[i].Tiers)]int32{}
 	}
 	sc.dirty = false
 }
@@ -61,7 +68,7 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 	ix, n := f.ix, len(f.locals)
 	j := &sc.joint
 	j.Finder, j.sc, sc.dirty = *f, sc, true
-	sc.size(ix.Dir.Len(), ix.Words)
+	sc.size(len(ix.Dir.Infos()), ix.Words)
 	j.epoch = ix.Dir.Epoch()
 	j.careful = j.epoch&1 != 0
 	for runs := 1; ; runs++ {
@@ -129,6 +136,10 @@ func (j *Joint) read(tab *shardmap.Map, pos int, seq uint64, mask, out []uint64,
 // slot's owner checked as emitCareful does once a slot changed hands.
 func (j *Joint) Emit(s []uint64, depth int) {
 	sc, sl := j.sc, j.ix.Dir
+	if !j.exact && j.ix.Tiers > 1 {
+		j.emitTiered(s, depth, sc.depths)
+		return
+	}
 	if j.exact {
 		for wi, word := range s {
 			for word != 0 {
@@ -170,7 +181,7 @@ func (j *Joint) Emit(s []uint64, depth int) {
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
 			m.Predicted = depth - min(int(sc.depths[i]), depth)
-			m.Tiers[0] = int32(depth)
+			m.Tiers = [len(m.Tiers)]int32{int32(depth)}
 			n++
 		}
 	}

@@ -13,6 +13,11 @@
 //     before the identity and live last; Owned reports a worker only if it
 //     took its slot before a given epoch and still holds it, reading its
 //     identity between two equal loads of since.
+//
+// In an index of T tiers each slot s has T places in the shared sets,
+// s·T + c for tier cutoff c (the worker's blocks held in tier c or a
+// faster one): the directory describes each place (Infos, Owned, Words),
+// and gives out and takes back a slot's T together.
 package slotdir
 
 import (
@@ -33,7 +38,8 @@ type Info struct {
 
 // Table is the directory of n slots.
 type Table struct {
-	epoch atomic.Uint64
+	stride int // places per slot (tiers)
+	epoch  atomic.Uint64
 	// words is how many words of a worker set cover every slot given out
 	// (at least 1): slots are given lowest first, so a fleet below its
 	// bound searches sets of fewer words than the bound's.
@@ -43,9 +49,10 @@ type Table struct {
 	since []atomic.Uint64
 }
 
-// New returns a directory of n free slots.
-func New(n int) *Table {
-	t := &Table{free: bitset.NewSlots(n), info: make([]Info, n), since: make([]atomic.Uint64, n)}
+// New returns a directory of n free slots of stride places each (at least 1).
+func New(n, stride int) *Table {
+	stride = max(stride, 1)
+	t := &Table{stride: stride, free: bitset.NewSlots(n), info: make([]Info, n*stride), since: make([]atomic.Uint64, n*stride)}
 	t.words.Store(1)
 	return t
 }
@@ -54,9 +61,10 @@ func New(n int) *Table {
 // even epoch before it reads Words, and the same epoch after its search,
 // searched every slot given out (and a slot given out meanwhile moves the
 // epoch).
-func (t *Table) setWords() { t.words.Store(int32(max(1, bitset.Words(t.free.Top())))) }
+func (t *Table) setWords() { t.words.Store(int32(max(1, bitset.Words(t.free.Top()*t.stride)))) }
 
-// Words returns how many words of a worker set cover every slot given out.
+// Words returns how many words of a worker set cover every place of a
+// slot given out.
 func (t *Table) Words() int { return int(t.words.Load()) }
 
 // Take gives a free slot to worker (id, rank); ok is false when none is
@@ -66,12 +74,15 @@ func (t *Table) Take(id uint64, rank uint32) (slot int, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	in := &t.info[slot]
-	t.since[slot].Store(t.epoch.Add(1)) // odd: changing
-	in.id.Store(id)
-	in.rank.Store(rank)
-	in.blocks.Store(0)
-	in.live.Store(true)
+	e := t.epoch.Add(1) // odd: changing
+	for p := slot * t.stride; p < (slot+1)*t.stride; p++ {
+		in := &t.info[p]
+		t.since[p].Store(e)
+		in.id.Store(id)
+		in.rank.Store(rank)
+		in.blocks.Store(0)
+		in.live.Store(true)
+	}
 	t.setWords()
 	t.epoch.Add(1)
 	return slot, true
@@ -80,15 +91,20 @@ func (t *Table) Take(id uint64, rank uint32) (slot int, ok bool) {
 // Give frees slot. Its worker's bits must be clear already.
 func (t *Table) Give(slot int) {
 	t.epoch.Add(1) // odd: changing
-	t.info[slot].live.Store(false)
-	t.info[slot].blocks.Store(0)
+	for p := slot * t.stride; p < (slot+1)*t.stride; p++ {
+		t.info[p].live.Store(false)
+		t.info[p].blocks.Store(0)
+	}
 	t.free.Free(slot)
 	t.setWords()
 	t.epoch.Add(1)
 }
 
 // Len returns the number of slots, free or not.
-func (t *Table) Len() int { return len(t.info) }
+func (t *Table) Len() int { return len(t.info) / t.stride }
+
+// Stride returns the places of each slot.
+func (t *Table) Stride() int { return t.stride }
 
 // Used returns the number of slots given out.
 func (t *Table) Used() int { return t.free.Used() }
@@ -97,12 +113,16 @@ func (t *Table) Used() int { return t.free.Used() }
 func (t *Table) Epoch() uint64 { return t.epoch.Load() }
 
 // SetBlocks records how many blocks slot's worker holds.
-func (t *Table) SetBlocks(slot, n int) { t.info[slot].blocks.Store(int64(n)) }
+func (t *Table) SetBlocks(slot, n int) {
+	for p := slot * t.stride; p < (slot+1)*t.stride; p++ {
+		t.info[p].blocks.Store(int64(n))
+	}
+}
 
 // Blocks returns how many blocks slot's worker holds.
-func (t *Table) Blocks(slot int) int { return int(t.info[slot].blocks.Load()) }
+func (t *Table) Blocks(slot int) int { return int(t.info[slot*t.stride].blocks.Load()) }
 
-// Infos returns the slots' descriptions, by slot, for a reader's loop.
+// Infos returns the places' descriptions, by place, for a reader's loop.
 func (t *Table) Infos() []Info { return t.info }
 
 // Live reports whether the slot is given out.
@@ -117,8 +137,9 @@ func (in *Info) Rank() uint32 { return in.rank.Load() }
 // Blocks returns how many blocks the slot's worker holds.
 func (in *Info) Blocks() int { return int(in.blocks.Load()) }
 
-// Owned returns slot's worker and its block count, and reports whether that
-// worker took the slot before epoch and held it throughout the reads.
+// Owned returns the worker of place slot (a slot's, stride 1) and its
+// block count, and reports whether that worker took the slot before epoch
+// and held it throughout the reads.
 func (t *Table) Owned(slot int, epoch uint64) (id uint64, rank uint32, blocks int, ok bool) {
 	in, sinceOf := &t.info[slot], &t.since[slot]
 	if !in.live.Load() {

@@ -6,7 +6,7 @@ import "testing"
 // the epoch by 2 and leaves it even; Owned reports a worker only if it
 // took its slot before the given epoch and still holds it.
 func TestTable_TakeGiveOwned(t *testing.T) {
-	tb := New(2)
+	tb := New(2, 1)
 	e0 := tb.Epoch()
 	a, ok := tb.Take(7, 1)
 	if !ok || a != 0 || tb.Used() != 1 {
@@ -50,7 +50,7 @@ func TestTable_TakeGiveOwned(t *testing.T) {
 // Words covers every slot given out, at least one word, and falls when the
 // highest ones are given back.
 func TestTable_Words(t *testing.T) {
-	tb := New(300)
+	tb := New(300, 1)
 	if tb.Words() != 1 {
 		t.Fatalf("empty: %d words", tb.Words())
 	}
@@ -85,4 +85,40 @@ func TestTable_Words(t *testing.T) {
 		tb.Give(s)
 	}
 	want(1)
+}
+
+// With a stride, a slot's places are given out and taken back together,
+// each describing the slot's worker, and Words covers the places.
+func TestTable_Stride(t *testing.T) {
+	tb := New(40, 3)
+	if tb.Len() != 40 || tb.Stride() != 3 || len(tb.Infos()) != 120 {
+		t.Fatalf("len %d stride %d places %d", tb.Len(), tb.Stride(), len(tb.Infos()))
+	}
+	for i := range 22 {
+		if s, ok := tb.Take(uint64(100+i), 7); !ok || s != i {
+			t.Fatalf("take %d: slot %d %v", i, s, ok)
+		}
+	}
+	if tb.Words() != 2 { // places 0-65
+		t.Fatalf("22 slots of 3 places: %d words, want 2", tb.Words())
+	}
+	tb.SetBlocks(21, 9)
+	e := tb.Epoch() + 1
+	for p := 63; p < 66; p++ {
+		if id, rank, blocks, ok := tb.Owned(p, e); !ok || id != 121 || rank != 7 || blocks != 9 {
+			t.Fatalf("place %d: %d %d %d %v", p, id, rank, blocks, ok)
+		}
+	}
+	if tb.Blocks(21) != 9 || tb.Blocks(20) != 0 {
+		t.Fatalf("blocks %d %d", tb.Blocks(21), tb.Blocks(20))
+	}
+	tb.Give(21)
+	for p := 63; p < 66; p++ {
+		if tb.Infos()[p].Live() {
+			t.Fatalf("place %d live after Give", p)
+		}
+	}
+	if tb.Words() != 1 || tb.Used() != 21 {
+		t.Fatalf("after Give: %d words, %d used", tb.Words(), tb.Used())
+	}
 }

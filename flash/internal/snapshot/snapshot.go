@@ -17,19 +17,22 @@ import (
 //	per worker: id u64  rank u32  nodes u32
 //	  per node, parents before children:
 //	    parent u32 (index+1 in this worker's list, 0 at position 0)
-//	    pos u32  seq u64  ids u32  ids × external hash u64
+//	    pos u32  seq u64  ids u32  ids × (external hash u64  tiers u8)
 //	xxh3-64 of everything before it
 //
-// Version 1 also had each node's local hash (local u64 after seq), which
-// the index no longer keeps; Restore still reads it, and checks that each
-// sequence hash is its parent's chained with it.
+// An id's tiers are the tiers that hold it, a bit each (bit 0 the
+// fastest): never none, none past the index's tiers. Version 2 had no
+// tiers byte: each id is read as held in the fastest tier. Version 1 also
+// had each node's local hash (local u64 after seq), which the index no
+// longer keeps; Restore still reads it, and checks that each sequence hash
+// is its parent's chained with it.
 //
 // A node with no ids is a ghost (a removed block whose held descendants
 // are kept for re-attachment); Restore rebuilds the worker's state from the
 // nodes exactly, attachment included.
 const (
 	Magic   = "FLASHSNP"
-	Version = 2
+	Version = 3
 )
 
 // ErrSnapshot: a snapshot that is truncated, corrupted, of another version,
@@ -44,13 +47,23 @@ var ErrSnapshot = errors.New("flash: bad snapshot")
 
 // Node is one node of a worker's state: its parent (index + 1 in the
 // worker's list, 0 at position 0), position, sequence hash, and the engine
-// ids that hold it (none: a ghost).
+// ids that hold it (none: a ghost), with the tiers holding each (Tiers[k]
+// for IDs[k]; nil: the fastest alone).
 type Node struct {
 	Parent uint32
 	Pos    uint32
 	Seq    uint64
 	Local  uint64 // version 1 only
 	IDs    []uint64
+	Tiers  []uint8
+}
+
+// TiersOf returns the tiers of the node's k-th id.
+func (n *Node) TiersOf(k int) uint8 {
+	if n.Tiers == nil {
+		return 1
+	}
+	return n.Tiers[k]
 }
 
 // Worker is one worker's state: its identity and its nodes, parents first.
@@ -81,8 +94,9 @@ func Write(w io.Writer, all []Worker) (int, error) {
 			u32(n.Pos)
 			u64(uint64(n.Seq))
 			u32(uint32(len(n.IDs)))
-			for _, id := range n.IDs {
+			for k, id := range n.IDs {
 				u64(uint64(id))
+				bw.WriteByte(n.TiersOf(k))
 			}
 			ids += len(n.IDs)
 		}
@@ -105,8 +119,8 @@ func nodeBytes(v1 bool) uint64 {
 	return 4 + 4 + 8 + 4
 }
 
-// Read parses and checks a whole snapshot.
-func Read(r io.Reader, maxDepth int) ([]Worker, error) {
+// Read parses and checks a whole snapshot for an index of that many tiers.
+func Read(r io.Reader, maxDepth, tiers int) ([]Worker, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -140,10 +154,13 @@ func Read(r io.Reader, maxDepth int) ([]Worker, error) {
 		return v
 	}
 	version := u32()
-	if version != 1 && version != Version {
-		return nil, bad("version %d, this build reads 1 and %d", version, Version)
+	if version < 1 || version > Version {
+		return nil, bad("version %d, this build reads 1 to %d", version, Version)
 	}
-	v1 := version == 1
+	v1, idBytes := version == 1, uint64(8)
+	if version >= 3 {
+		idBytes = 9
+	}
 	nw := u32()
 	var out []Worker
 	seen := map[[2]uint64]bool{}
@@ -165,7 +182,7 @@ func Read(r io.Reader, maxDepth int) ([]Worker, error) {
 				n.Local = u64()
 			}
 			ni := u32()
-			if uint64(ni)*8 > uint64(len(p)) {
+			if uint64(ni)*idBytes > uint64(len(p)) {
 				return nil, bad("worker %d: %d ids in %d bytes", sw.ID, ni, len(p))
 			}
 			for j := uint32(0); j < ni; j++ {
@@ -175,6 +192,18 @@ func Read(r io.Reader, maxDepth int) ([]Worker, error) {
 				}
 				ids[id] = true
 				n.IDs = append(n.IDs, id)
+				if idBytes == 9 {
+					if len(p) == 0 {
+						short = true
+						break
+					}
+					t := p[0]
+					p = p[1:]
+					if t == 0 || tiers < 8 && t>>tiers != 0 {
+						return nil, bad("worker %d: engine id %x in tiers %#x, the index has %d", sw.ID, id, t, tiers)
+					}
+					n.Tiers = append(n.Tiers, t)
+				}
 			}
 			// Parents come first, one position up, and the sequence hash
 			// is the chain of the parent's.

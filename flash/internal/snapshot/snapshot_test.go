@@ -37,7 +37,7 @@ func encode(t testing.TB, all []Worker) []byte {
 // What Write writes, Read returns, and a damaged copy is refused.
 func TestSnapshot_RoundTripAndDamage(t *testing.T) {
 	data := encode(t, sample())
-	got, err := Read(bytes.NewReader(data), 1<<20)
+	got, err := Read(bytes.NewReader(data), 1<<20, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +52,11 @@ func TestSnapshot_RoundTripAndDamage(t *testing.T) {
 		{"a flipped bit", func() []byte { d := bytes.Clone(data); d[20] ^= 4; return d }()},
 		{"empty", nil},
 	} {
-		if _, err := Read(bytes.NewReader(c.data), 1<<20); !errors.Is(err, ErrSnapshot) {
+		if _, err := Read(bytes.NewReader(c.data), 1<<20, 1); !errors.Is(err, ErrSnapshot) {
 			t.Errorf("%s: %v, want ErrSnapshot", c.name, err)
 		}
 	}
-	if _, err := Read(bytes.NewReader(data), 2); !errors.Is(err, ErrSnapshot) {
+	if _, err := Read(bytes.NewReader(data), 2, 1); !errors.Is(err, ErrSnapshot) {
 		t.Errorf("a position past the maximum depth: %v, want ErrSnapshot", err)
 	}
 }
@@ -68,8 +68,8 @@ func sealed(body []byte) []byte {
 }
 
 // FuzzRead: Read never panics, and what it accepts obeys the package's
-// contract, checked here on its own, and (version 2) is what Write writes
-// for it.
+// contract, checked here on its own, and (the current version) is what
+// Write writes for it.
 func FuzzRead(f *testing.F) {
 	d := encode(f, sample())
 	f.Add(d[:len(d)-8])
@@ -77,7 +77,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(d[:len(d)-8])
 	f.Fuzz(func(t *testing.T, body []byte) {
 		data := sealed(body)
-		ws, err := Read(bytes.NewReader(data), 1<<16)
+		ws, err := Read(bytes.NewReader(data), 1<<16, 3)
 		if err != nil {
 			if !errors.Is(err, ErrSnapshot) {
 				t.Fatalf("error %v does not wrap ErrSnapshot", err)
@@ -107,11 +107,14 @@ func FuzzRead(f *testing.F) {
 				}
 				places[[2]uint64{uint64(n.Pos), n.Seq}] = true
 				kids[n.Parent]++
-				for _, id := range n.IDs {
+				for j, id := range n.IDs {
 					if ids[id] {
 						t.Fatalf("engine id %x twice", id)
 					}
 					ids[id] = true
+					if tt := n.TiersOf(j); tt == 0 || tt>>3 != 0 {
+						t.Fatalf("engine id %x in tiers %#x of 3", id, tt)
+					}
 				}
 			}
 			for k, n := range w.Nodes {
@@ -121,7 +124,47 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		if binary.LittleEndian.Uint32(data[len(Magic):]) == Version && !bytes.Equal(encode(t, ws), data) {
-			t.Fatal("an accepted version-2 snapshot is not what Write writes for it")
+			t.Fatalf("an accepted version-%d snapshot is not what Write writes for it", Version)
 		}
 	})
+}
+
+// Each engine id keeps its tiers; an id in no tier, or in a tier past the
+// index's, is refused; a version-2 snapshot (no tiers) reads each id as
+// held in the fastest tier.
+func TestSnapshot_Tiers(t *testing.T) {
+	all := sample()
+	all[0].Nodes[2].Tiers = []uint8{0b010, 0b101}
+	data := encode(t, all)
+	got, err := Read(bytes.NewReader(data), 1<<20, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := got[0].Nodes[2]; n.TiersOf(0) != 0b010 || n.TiersOf(1) != 0b101 || got[1].Nodes[0].TiersOf(0) != 1 {
+		t.Fatalf("tiers %v, %v", n.Tiers, got[1].Nodes[0].Tiers)
+	}
+	if _, err := Read(bytes.NewReader(data), 1<<20, 2); !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("tier 2 in an index of two: %v, want ErrSnapshot", err)
+	}
+	all[0].Nodes[2].Tiers[0] = 0
+	if _, err := Read(bytes.NewReader(encode(t, all)), 1<<20, 3); !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("an id in no tier: %v, want ErrSnapshot", err)
+	}
+	// Version 2: the same layout without the tiers byte.
+	var v2 []byte
+	v2 = append(v2, Magic...)
+	v2 = binary.LittleEndian.AppendUint32(v2, 2)
+	v2 = binary.LittleEndian.AppendUint32(v2, 1)
+	v2 = binary.LittleEndian.AppendUint64(v2, 7)  // id
+	v2 = binary.LittleEndian.AppendUint32(v2, 0)  // rank
+	v2 = binary.LittleEndian.AppendUint32(v2, 1)  // nodes
+	v2 = binary.LittleEndian.AppendUint32(v2, 0)  // parent
+	v2 = binary.LittleEndian.AppendUint32(v2, 0)  // pos
+	v2 = binary.LittleEndian.AppendUint64(v2, 42) // seq
+	v2 = binary.LittleEndian.AppendUint32(v2, 1)  // ids
+	v2 = binary.LittleEndian.AppendUint64(v2, 99)
+	got, err = Read(bytes.NewReader(sealed(v2)), 1<<20, 2)
+	if err != nil || len(got) != 1 || got[0].Nodes[0].IDs[0] != 99 || got[0].Nodes[0].TiersOf(0) != 1 {
+		t.Fatalf("version 2: %+v, %v", got, err)
+	}
 }

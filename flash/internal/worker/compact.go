@@ -30,6 +30,9 @@ func (o *Owner) compactIfSparse(ws *State) {
 		o.Clear(ws) // nothing is attached: Clear only resets
 		return
 	}
+	if o.tiered() {
+		return // its tier words are by node (tiers.go)
+	}
 	o.compact(ws)
 }
 

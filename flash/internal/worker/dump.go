@@ -7,8 +7,9 @@ import (
 	"github.com/flashindexer/flashindexer/flash/internal/snapshot"
 )
 
-// Dump lists ws's nodes, parents first, with their engine ids.
-func Dump(ws *State) snapshot.Worker {
+// Dump lists ws's nodes, parents first, with their engine ids (and, in an
+// index of several tiers, the tiers holding each).
+func (o *Owner) Dump(ws *State) snapshot.Worker {
 	ids := map[uint32][]uint64{}
 	ws.eachID(func(k uint64, v uint32) { ids[v] = append(ids[v], k) })
 	var order []uint32
@@ -28,6 +29,12 @@ func Dump(ws *State) snapshot.Worker {
 			sn.Parent = index[n.parent-1]
 		}
 		slices.Sort(sn.IDs)
+		if o.tiered() {
+			sn.Tiers = make([]uint8, len(sn.IDs))
+			for j, id := range sn.IDs {
+				sn.Tiers[j], _ = ws.idTiers(id, i)
+			}
+		}
 		sw.Nodes[k] = sn
 	}
 	return sw
@@ -45,9 +52,18 @@ func (o *Owner) Restore(ws *State, sw snapshot.Worker) {
 		}
 		i := ws.newNode(node{seq: sn.Seq, pos: sn.Pos, parent: parent})
 		idx[k] = i
-		for _, id := range sn.IDs {
+		if o.tiered() {
+			// Complex since it was made (tiers.go).
+			ws.freshTiers(i)
+			ws.content.put(sn.Pos, sn.Seq, i)
+		}
+		for j, id := range sn.IDs {
 			ws.addID(id, i)
 			ws.node(i).st++
+			if o.tiered() {
+				_, alias := ws.idTiers(id, i)
+				ws.setIDTiers(i, alias, sn.TiersOf(j))
+			}
 		}
 		if len(sn.IDs) != 1 {
 			complex = true // a ghost, or several engine ids for one content
@@ -55,6 +71,13 @@ func (o *Owner) Restore(ws *State, sw snapshot.Worker) {
 	}
 	if complex {
 		o.makeComplex(ws)
+	}
+	if o.tiered() {
+		for _, i := range idx { // parents first
+			o.recut(ws, i)
+		}
+		o.Check(ws)
+		return
 	}
 	for _, i := range idx { // parents first
 		n := ws.node(i)

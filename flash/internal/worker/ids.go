@@ -164,8 +164,9 @@ const (
 // aliasID is a second (third, …) engine id of one content; node is
 // freeAlias while it is unused.
 type aliasID struct {
-	ext  uint64
-	node uint32
+	ext   uint64
+	node  uint32
+	tiers uint8 // the tiers holding it, with several (tiers.go)
 }
 
 const freeAlias = ^uint32(0)

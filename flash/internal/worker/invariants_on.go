@@ -74,7 +74,18 @@ func (o *Owner) Check(ws *State) {
 			}
 		}
 		parentAttached := n.parent == 0 || ws.node(n.parent-1).attached()
-		if n.attached() != (n.refs() > 0 && parentAttached) {
+		if o.tiered() {
+			// Each place c holds the node iff its cut is at most c.
+			cut := ws.cut(i)
+			if want := ws.cutOf(i); cut != want || n.attached() != (cut != noCut) {
+				fail("node %d at %d: cut %d, its tiers and parent make %d (attached=%v)", i, n.pos, cut, want, n.attached())
+			}
+			for c := range o.Tiers {
+				if held := o.holds(int(n.pos), n.seq, ws.Slot*o.Tiers+c); held != (int(cut) <= c) {
+					fail("node %d at %d, cut %d: place %d held=%v", i, n.pos, cut, c, held)
+				}
+			}
+		} else if n.attached() != (n.refs() > 0 && parentAttached) {
 			fail("node %d at %d: attached=%v refs=%d parent attached=%v", i, n.pos, n.attached(), n.refs(), parentAttached)
 		}
 		if n.parent != 0 && ws.node(n.parent-1).pos+1 != n.pos {
@@ -88,7 +99,7 @@ func (o *Owner) Check(ws *State) {
 				fail("content map misses node %d", i)
 			}
 		}
-		if n.attached() {
+		if n.attached() && !o.tiered() {
 			// The index reaches a live entry for (pos, local, seq), and it
 			// holds the worker.
 			if !o.holds(int(n.pos), n.seq, ws.Slot) {
@@ -154,13 +165,22 @@ func (o *Owner) holds(pos int, seq uint64, w int) bool {
 	return o.W.Sets.Holds(tab.Map(), pos, seq, b)
 }
 
-// Attached returns ws's slot and its attached nodes: each has the worker's
-// bit in its content's entry, and no other entry has it.
-func Attached(ws *State) (slot, n int) {
+// Attached adds to count, for each of ws's places in the shared sets (its
+// slot, or with several tiers its slot's place per tier), the nodes whose
+// content's entry holds it: no other entry has it.
+func Attached(ws *State, tiers int, count map[int]int) {
+	tiers = max(tiers, 1)
 	for i := uint32(0); i < ws.n; i++ {
-		if nd := ws.node(i); nd.live() && nd.attached() {
-			n++
+		nd := ws.node(i)
+		if !nd.live() || !nd.attached() {
+			continue
+		}
+		cut := 0
+		if tiers > 1 {
+			cut = int(ws.cut(i))
+		}
+		for c := cut; c < tiers; c++ {
+			count[ws.Slot*tiers+c]++
 		}
 	}
-	return ws.Slot, n
 }

@@ -40,6 +40,10 @@ type Owner struct {
 	// Reserve: a hinted worker's nodes and id map are made for its hint
 	// when it is made; else its id map grows toward the hint in 4× steps.
 	Reserve bool
+	// Tiers is the index's number of tiers (0 or 1: one); Tier is the
+	// tier of the event being applied (tiers.go).
+	Tiers int
+	Tier  uint8
 	// With TrackGone set, Remove lists in Gone the contents it took from
 	// their worker (no engine id names them any more), for the caller to
 	// read and reset.

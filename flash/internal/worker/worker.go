@@ -118,6 +118,9 @@ type State struct {
 	// freed lists the free nodes through their parent fields (index + 1;
 	// 0 ends it): the list costs no memory and never grows.
 	freed, nfree uint32
+	// tiers are the nodes' tier words, by node, in an index of several
+	// tiers (tiers.go); nil otherwise.
+	tiers []uint32
 }
 
 // New returns the state of a worker that holds nothing, in worker slot
@@ -135,6 +138,9 @@ func (o *Owner) New(id uint64, rank uint32, slot int) *State {
 	ws.ids.quad = idQuadrupleBelow
 	if o.W.Sets != nil && !o.W.Sets.Inline {
 		ws.ids.quad = idQuadrupleBelowWide
+	}
+	if o.tiered() {
+		o.makeComplex(ws)
 	}
 	if !o.Reserve {
 		// The map grows 4× at a time up to the hint's size, and keeps
@@ -485,6 +491,11 @@ func (o *Owner) Commit(ws *State) (stored, dup int) {
 	for ; i < len(pending); i++ {
 		p := &pending[i]
 		if p.dup() {
+			// Held: in an index of several tiers, perhaps not in this
+			// event's tier, which it then joins.
+			if o.tiered() && o.addTier(ws, blocks[i].Hash, p.held-1) {
+				stored++
+			}
 			parent = p.held
 			continue
 		}
@@ -601,10 +612,19 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key keyhash.Key, par
 	if !ok {
 		ni = ws.newNode(node{seq: seq, pos: pos, parent: parent})
 		ws.content.put(pos, seq, ni)
+		if o.tiered() {
+			ws.freshTiers(ni)
+		}
 	}
-	ws.setID(ws.ids.word(slot), k, ni)
+	w := ws.ids.word(slot)
+	ws.setID(w, k, ni)
 	n := ws.node(ni)
 	n.st++ // one more ref
+	if o.tiered() {
+		ws.setIDTiersAt(*w, 1<<o.Tier)
+		o.recut(ws, ni)
+		return ni
+	}
 	if n.refs() == 1 && (n.parent == 0 || ws.node(n.parent-1).attached()) {
 		o.attachSubtree(ws, ni)
 	}
@@ -660,6 +680,11 @@ func (o *Owner) detachSubtree(ws *State, i uint32) {
 // Remove takes the engine ids hashes from ws and returns how many it held
 // (the others are skipped).
 func (o *Owner) Remove(ws *State, hashes []uint64) (removed int) {
+	if o.tiered() {
+		removed = o.removeTiered(ws, hashes)
+		o.compactIfSparse(ws)
+		return removed
+	}
 	for _, h := range hashes {
 		ni, ok := ws.dropID(h)
 		if !ok {
@@ -714,6 +739,9 @@ func (ws *State) collect(i uint32) {
 // Clear drops everything the worker holds; it keeps its slot and becomes
 // simple again.
 func (o *Owner) Clear(ws *State) {
+	if o.tiered() {
+		o.clearTiered(ws)
+	}
 	for i := uint32(0); i < ws.n; i++ {
 		if n := ws.node(i); n.attached() {
 			o.W.Detach(int(n.pos), n.seq, ws.Slot)
@@ -731,4 +759,7 @@ func (o *Owner) Clear(ws *State) {
 	ws.complex = false
 	ws.content = contentMap{}
 	ws.links = nil
+	if o.tiered() {
+		o.makeComplex(ws)
+	}
 }
