@@ -101,10 +101,10 @@ type TierSpec struct {
 var DefaultTiers = []TierSpec{{Name: "GPU", Weight: 1}}
 
 // DefaultTierWeight returns the weight of tier t when its TierSpec gives
-// none: 1 for the fastest, then 3/4, 1/2, 1/4, 1/8, … A block on the GPU is
+// none: 1 for the fastest, then 3/4, 1/2, 1/4. A block on the GPU is
 // reused as it is; one in CPU memory saves its prefill but is copied over
 // PCIe first (several times faster than recomputing it: 3/4); one on disk
-// is read and copied (1/2); each further tier saves half the one before.
+// is read and copied (1/2); from a remote store, fetched too (1/4).
 // So Best prefers 4 blocks on a worker's GPU to 5 in another's CPU memory
 // (3.75), and 6 there (4.5) to them.
 func DefaultTierWeight(t Tier) float64 {

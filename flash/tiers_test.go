@@ -25,7 +25,7 @@ func TestConfig_NormalizeTiers(t *testing.T) {
 	if len(c.Tiers) != flash.MaxTiers || c.NumTiers() != flash.MaxTiers {
 		t.Fatalf("%d tiers kept of %d", len(c.Tiers), len(many))
 	}
-	for tier, w := range []float64{1, 0.75, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625} {
+	for tier, w := range []float64{1, 0.75, 0.5, 0.25} {
 		if c.Tiers[tier].Weight != w || flash.DefaultTierWeight(flash.Tier(tier)) != w {
 			t.Fatalf("tier %d weight %v, want %v", tier, c.Tiers[tier].Weight, w)
 		}

@@ -25,8 +25,10 @@ type Worker struct {
 // A worker holds each of its blocks in a set of tiers.
 type Tier uint8
 
-// MaxTiers bounds the tiers of an index.
-const MaxTiers = 8
+// MaxTiers bounds the tiers of an index: GPU, CPU memory, local disk and
+// a remote store are the most any engine keeps (LMCache's backends,
+// Dynamo's KV block manager), and each tier's depth is in every Match.
+const MaxTiers = 4
 
 // Block is one block of a Stored event: the engine's id for it and the hash of
 // its tokens.

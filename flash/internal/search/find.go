@@ -33,7 +33,7 @@ type Hit struct {
 	Tokens    int
 	Blocks    int
 	Predicted int
-	Tiers     [8]int32 // flash.MaxTiers
+	Tiers     [4]int32 // flash.MaxTiers
 }
 
 // Index is what a search reads.
@@ -248,7 +248,7 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	}
 	f.sc = sc
 	if ix.Tiers > 1 {
-		sc.sizeTiers(ix.Dir.Len())
+		sc.sizeTiers(ix.Dir.Len(), ix.Tiers)
 	}
 	if ix.Predicted.Load() > 0 {
 		return f.runJoint(sets, sc)
@@ -401,7 +401,7 @@ func (f *Finder) Emit(s []uint64, depth int) {
 			m.Depth = depth
 			m.Tokens = tokens
 			m.Blocks = in.Blocks()
-			m.Tiers = [len(m.Tiers)]int32{int32(depth)}
+			m.Tiers[0] = int32(depth)
 			n++
 		}
 	}
@@ -430,7 +430,7 @@ func (f *Finder) emitCareful(s []uint64, ms []Hit, n, depth, tokens int) int {
 			}
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
-			m.Tiers = [len(m.Tiers)]int32{int32(depth)}
+			m.Tiers[0] = int32(depth)
 			n++
 		}
 	}

@@ -23,6 +23,8 @@ type Scratch struct {
 	// (0: none yet); tierSeen, the slots it set (emitTiered).
 	tierHit  []int32
 	tierSeen []int32
+	split    [64 + 4]uint16 // offsets into slot and tier (sizeTiers)
+	splitBy  int            // the tiers split is for
 }
 
 // clean zeroes Predicted and the slower tiers' depths in every hit the
@@ -181,7 +183,7 @@ func (j *Joint) Emit(s []uint64, depth int) {
 			m := &ms[n]
 			m.ID, m.Rank, m.Depth, m.Tokens, m.Blocks = id, rank, depth, tokens, blocks
 			m.Predicted = depth - min(int(sc.depths[i]), depth)
-			m.Tiers = [len(m.Tiers)]int32{int32(depth)}
+			m.Tiers[0] = int32(depth)
 			n++
 		}
 	}

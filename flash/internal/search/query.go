@@ -61,7 +61,6 @@ func (ix *Index) Find(st *State, key uintptr, locals, seqs []uint64, hits []Hit)
 	f.Start(ix, locals, seqs, computed, hits[:0])
 	st.Probes = f.Run(st.sets[:need], &st.pred)
 	if ix.Tiers > 1 {
-		finishTiers(f.Hits(), ix.Tiers, ix.BlockSize)
 		st.pred.resetTiers()
 	}
 	if timed {

@@ -6,15 +6,24 @@ import "math/bits"
 // in the sets, s·T + c: set in an entry when the worker holds its content
 // in tier c or a faster one, through every ancestor (worker.recut). One
 // jump search over the places gives each place's depth; emitTiered folds
-// a slot's places into one hit, its depth per tier in Hit.Tiers, and
-// finishTiers makes each hit's depths nest and its Depth the slowest
-// tier's.
+// a slot's places into one hit, its depth per tier in Hit.Tiers, nested,
+// and its Depth the slowest tier's.
 
-// sizeTiers makes the tiered search's scratch fit slots worker slots.
-func (sc *Scratch) sizeTiers(slots int) {
+// sizeTiers makes the tiered search's scratch fit slots worker slots of
+// tiers places each.
+func (sc *Scratch) sizeTiers(slots, tiers int) {
 	if len(sc.tierHit) < slots {
 		sc.tierHit = make([]int32, slots)
 		sc.tierSeen = make([]int32, 0, slots)
+	}
+	if sc.splitBy != tiers {
+		// split[o] is offset o from a place split into slots (high
+		// byte) and tier (low byte), for offsets within a word past a
+		// place of any tier.
+		for o := range sc.split {
+			sc.split[o] = uint16(o/tiers)<<8 | uint16(o%tiers)
+		}
+		sc.splitBy = tiers
 	}
 	sc.dirty = true // the slower tiers' depths, for a one-tier search after it
 }
@@ -28,9 +37,13 @@ func (sc *Scratch) resetTiers() {
 }
 
 // emitTiered is Emit in a tiered search: each place of s at depth adds
-// that tier's depth to its slot's hit, made at its slot's first place.
-// exact, in a joint search's joint pass, is each place's exact depth: the
-// slowest tier's gives the hit's Predicted.
+// that tier's depth to its slot's hit, made at its slot's first place
+// (whose description alone it reads). A depth lifts the slower tiers' to
+// it: a place read while its worker was written may show a faster tier
+// deeper than a slower one, whose blocks the worker held too. So the
+// depths nest, and the hit's Depth is the deepest. exact, in a joint
+// search's joint pass, is each place's exact depth: the slowest tier's
+// gives the hit's Predicted.
 func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 	ix, sc := f.ix, f.sc
 	t := ix.Tiers
@@ -40,43 +53,60 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 		ms = append(ms[:cap(ms)], make([]Hit, need-cap(ms))...)
 	}
 	ms = ms[:cap(ms)]
-	dir, info := ix.Dir, ix.Dir.Infos()
+	dir, info, split := ix.Dir, ix.Dir.Infos(), &sc.split
+	tokens := depth * ix.BlockSize
 	emitted := false
 	for wi, word := range s {
+		// The word's first place, split into slot and tier once; each
+		// bit's offset from it through the table (no division a bit).
+		p0 := (f.base + wi) << 6
+		slot0, c0 := p0/t, p0%t
 		for word != 0 {
-			i := (f.base+wi)<<6 | bits.TrailingZeros64(word)
+			b := bits.TrailingZeros64(word)
 			word &= word - 1
-			var id uint64
-			var rank uint32
-			var blocks int
-			ok := true
-			if f.careful {
-				id, rank, blocks, ok = dir.Owned(i, f.epoch)
-			} else if in := &info[i]; in.Live() {
-				id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
-			} else {
-				ok = false
-			}
-			if !ok {
-				continue
-			}
-			slot, c := i/t, i%t
+			qr := split[c0+b]
+			slot, c := slot0+int(qr>>8), int(qr&0xff)
 			var m *Hit
-			if k := sc.tierHit[slot]; k != 0 {
+			if k := sc.tierHit[slot]; k != 0 && !f.careful {
 				m = &ms[k-1]
 			} else {
-				if n >= len(ms) {
+				i := p0 | b
+				var id uint64
+				var rank uint32
+				var blocks int
+				ok := true
+				if f.careful {
+					id, rank, blocks, ok = dir.Owned(i, f.epoch)
+				} else if in := &info[i]; in.Live() {
+					id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
+				} else {
+					ok = false
+				}
+				if !ok {
 					continue
 				}
-				m = &ms[n]
-				*m = Hit{ID: id, Rank: rank, Blocks: blocks}
-				n++
-				sc.tierHit[slot] = int32(n)
-				sc.tierSeen = append(sc.tierSeen, int32(slot))
+				if k != 0 {
+					m = &ms[k-1]
+				} else {
+					if n >= len(ms) {
+						continue
+					}
+					m = &ms[n]
+					n++
+					m.ID, m.Rank, m.Blocks, m.Predicted, m.Depth = id, rank, blocks, 0, 0
+					m.Tiers = [len(m.Tiers)]int32{}
+					sc.tierHit[slot] = int32(n)
+					sc.tierSeen = append(sc.tierSeen, int32(slot))
+				}
 			}
-			m.Tiers[c] = int32(depth)
+			for k := c; k < t; k++ {
+				m.Tiers[k] = max(m.Tiers[k], int32(depth))
+			}
+			if depth > m.Depth {
+				m.Depth, m.Tokens = depth, tokens
+			}
 			if exact != nil && c == t-1 {
-				m.Predicted = depth - min(int(exact[i]), depth)
+				m.Predicted = depth - min(int(exact[p0|b]), depth)
 			}
 			emitted = true
 		}
@@ -85,20 +115,4 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 		f.deepest = max(f.deepest, depth)
 	}
 	f.hits = ms[:n]
-}
-
-// finishTiers makes each hit's depths per tier nest (a place seen at a
-// depth, read while its worker was written, lifts the slower tiers' to
-// it: they held those blocks too), and sets its Depth, the slowest
-// tier's, and Tokens.
-func finishTiers(hits []Hit, tiers, blockSize int) {
-	for k := range hits {
-		m := &hits[k]
-		for c := 1; c < tiers; c++ {
-			m.Tiers[c] = max(m.Tiers[c], m.Tiers[c-1])
-		}
-		m.Depth = int(m.Tiers[tiers-1])
-		m.Tokens = m.Depth * blockSize
-		m.Predicted = min(m.Predicted, m.Depth)
-	}
 }
