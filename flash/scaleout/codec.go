@@ -12,18 +12,30 @@ import (
 var ErrMalformed = errors.New("scaleout: malformed event message")
 
 // The forms: one event, or a batch of events (one engine batch, one
-// message).
+// message). An event in the fastest tier with no TierOnly flag takes the
+// first form of an event, which replicas from before tiers read; any
+// other, the tiered form.
 const (
-	codecVersion = 1
-	batchVersion = 2
+	codecVersion  = 1
+	batchVersion  = 2
+	tieredVersion = 3
 )
+
+// tierOnlyBit marks TierOnly in the tiered form's tier byte.
+const tierOnlyBit = 0x80
 
 // AppendEvent appends ev's binary form to dst: a version byte, the kind,
 // the worker (ID and rank), the event ID, the parent (a flag and the hash),
+// in the tiered form the tier (a byte: the tier, and 0x80 for TierOnly),
 // then the blocks (engine id and local hash each) and the removed hashes,
 // counts as uvarints and hashes as little-endian words.
 func AppendEvent(dst []byte, ev *flash.Event) []byte {
-	dst = append(dst, codecVersion, byte(ev.Kind))
+	tiered := ev.Tier != 0 || ev.TierOnly
+	version := byte(codecVersion)
+	if tiered {
+		version = tieredVersion
+	}
+	dst = append(dst, version, byte(ev.Kind))
 	dst = binary.AppendUvarint(dst, ev.Worker.ID)
 	dst = binary.AppendUvarint(dst, uint64(ev.Worker.DPRank))
 	dst = binary.AppendUvarint(dst, ev.ID)
@@ -31,6 +43,13 @@ func AppendEvent(dst []byte, ev *flash.Event) []byte {
 		dst = binary.LittleEndian.AppendUint64(append(dst, 1), uint64(ev.Parent))
 	} else {
 		dst = append(dst, 0)
+	}
+	if tiered {
+		t := byte(ev.Tier) &^ tierOnlyBit
+		if ev.TierOnly {
+			t |= tierOnlyBit
+		}
+		dst = append(dst, t)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ev.Blocks)))
 	for _, b := range ev.Blocks {
@@ -50,7 +69,8 @@ func AppendEvent(dst []byte, ev *flash.Event) []byte {
 // encoding), ev's contents then undefined.
 func DecodeEvent(b []byte, ev *flash.Event) error {
 	d := decoder{b: b}
-	if d.byte() != codecVersion {
+	version := d.byte()
+	if version != codecVersion && version != tieredVersion {
 		return ErrMalformed
 	}
 	ev.Kind = flash.EventKind(d.byte())
@@ -65,6 +85,14 @@ func DecodeEvent(b []byte, ev *flash.Event) error {
 		ev.HasParent, ev.Parent = true, flash.ExternalHash(d.word())
 	default:
 		d.bad = true
+	}
+	ev.Tier, ev.TierOnly = 0, false
+	if version == tieredVersion {
+		t := d.byte()
+		ev.Tier, ev.TierOnly = flash.Tier(t&^tierOnlyBit), t&tierOnlyBit != 0
+		if t == 0 || t&^tierOnlyBit >= flash.MaxTiers {
+			d.bad = true // the first form's event, or no tier there is
+		}
 	}
 	n := d.count(16)
 	ev.Blocks = ev.Blocks[:0]
@@ -144,7 +172,7 @@ func AppendBatch(dst []byte, evs []flash.Event) []byte {
 // event, or a batch), decoded into ev, in order. It returns ErrMalformed,
 // having called f for none of them, if any does not decode.
 func DecodeBatch(b []byte, ev *flash.Event, f func(*flash.Event)) error {
-	if len(b) > 0 && b[0] == codecVersion {
+	if len(b) > 0 && (b[0] == codecVersion || b[0] == tieredVersion) {
 		if err := DecodeEvent(b, ev); err != nil {
 			return err
 		}
@@ -191,7 +219,8 @@ const minEventSize = 8
 // eventSize returns the length of the event form b starts with, or 0.
 func eventSize(b []byte) int {
 	d := decoder{b: b}
-	if d.byte() != codecVersion {
+	version := d.byte()
+	if version != codecVersion && version != tieredVersion {
 		return 0
 	}
 	d.byte()
@@ -200,6 +229,9 @@ func eventSize(b []byte) int {
 	d.uvarint()
 	if d.byte() == 1 {
 		d.word()
+	}
+	if version == tieredVersion {
+		d.byte()
 	}
 	d.b = d.b[min(len(d.b), 16*d.count(16)):]
 	d.b = d.b[min(len(d.b), 8*d.count(8)):]

@@ -16,5 +16,7 @@
 //     snapshot period, and Restore returns ErrSnapshotTooOld when it does
 //     not.
 //
-// Events travel in a compact binary form (AppendEvent, DecodeEvent).
+// Events travel in a compact binary form (AppendEvent, DecodeEvent); an
+// event of a slower tier than the fastest in a form of its own, so that
+// replicas from before tiers read every event of the fastest.
 package scaleout

@@ -395,7 +395,8 @@ func TestReplica_SnapshotTooOld(t *testing.T) {
 
 func TestCodec_RoundTrip(t *testing.T) {
 	wl := newWorkload(200)
-	evs := append(wl.events, flash.ClearedEvent(flash.Worker{ID: 3, DPRank: 2}).WithID(9), wl.events[1].WithParent(77))
+	evs := append(wl.events, flash.ClearedEvent(flash.Worker{ID: 3, DPRank: 2}).WithID(9), wl.events[1].WithParent(77),
+		wl.events[2].InTier(1), flash.ClearedEvent(flash.Worker{ID: 4}).InTier(0), flash.RemovedEvent(flash.Worker{ID: 5}, 8, 9).InTier(3))
 	var buf []byte
 	var got flash.Event
 	for i, ev := range evs {
@@ -416,6 +417,8 @@ func TestCodec_RoundTrip(t *testing.T) {
 
 func FuzzDecodeEvent(f *testing.F) {
 	ev := flashtest.Seqs(1, 3).StoreEvent(flash.Worker{ID: 1}, 0, 3, 0).WithParent(5)
+	f.Add(AppendEvent(nil, &ev))
+	ev = ev.InTier(2)
 	f.Add(AppendEvent(nil, &ev))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ev flash.Event
@@ -469,7 +472,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			return
 		}
 		var again []byte
-		if len(b) > 0 && b[0] == codecVersion {
+		if len(b) > 0 && (b[0] == codecVersion || b[0] == tieredVersion) {
 			again = AppendEvent(nil, &evs[0])
 		} else {
 			again = AppendBatch(nil, evs)
@@ -552,4 +555,36 @@ func snapshotAfter(t *testing.T, js jetstream.JetStream, evs []flash.Event) (jet
 	}
 	stop()
 	return store, relay
+}
+
+// An event of the fastest tier keeps the form replicas from before tiers
+// read; a tiered event has its own, which names a tier there is and is
+// never the first form's event in disguise.
+func TestCodec_Tiers(t *testing.T) {
+	ev := flashtest.Seqs(1, 2).StoreEvent(flash.Worker{ID: 1}, 0, 2, 0)
+	if b := AppendEvent(nil, &ev); b[0] != codecVersion {
+		t.Fatalf("a GPU event in form %d", b[0])
+	}
+	cpu := ev.InTier(1)
+	b := AppendEvent(nil, &cpu)
+	var got flash.Event
+	if b[0] != tieredVersion || DecodeEvent(b, &got) != nil || got.Tier != 1 || !got.TierOnly {
+		t.Fatalf("form %d decoded %+v", b[0], got)
+	}
+	for _, tier := range []byte{0, flash.MaxTiers, tierOnlyBit | flash.MaxTiers} {
+		bad := AppendEvent(nil, &cpu)
+		bad[tierByte(bad)] = tier
+		if DecodeEvent(bad, &got) == nil {
+			t.Fatalf("tier byte %#x decoded", tier)
+		}
+	}
+}
+
+// tierByte returns where a tiered event without a parent keeps its tier.
+func tierByte(b []byte) int {
+	d := decoder{b: b[2:]}
+	d.uvarint()
+	d.uvarint()
+	d.uvarint()
+	return len(b) - len(d.b) + 1
 }
