@@ -321,3 +321,45 @@ func TestBatch_TrimReleasesLargePayloads(t *testing.T) {
 		t.Fatalf("%v allocations per small payload after Trim", n)
 	}
 }
+
+// Each event's medium names its tier through the tier map, without regard
+// to case; no medium is the fastest tier; a medium the map does not name
+// is refused with ErrUnknownMedium; and the lookup allocates nothing.
+func TestTranslator_Media(t *testing.T) {
+	tr := NewTranslator(16)
+	tr.SetMedia(MediaFor([]flash.TierSpec{{Name: "GPU"}, {Name: "CPU"}, {Name: "Disk"}}))
+	w := flash.Worker{ID: 1}
+	var b Batch
+	if err := Decode(kvtest.Encode(1, []any{
+		kvtest.Stored([]uint64{1}, nil, tokensOf(16, 0), 16, nil, "cpu"),
+		kvtest.Stored([]uint64{2}, nil, tokensOf(16, 0), 16),
+		kvtest.Removed([]uint64{1}, "DISK"),
+		kvtest.Removed([]uint64{1}, "GPU"),
+		kvtest.Stored([]uint64{3}, nil, tokensOf(16, 0), 16, nil, "NVMe-oF"),
+		kvtest.Removed([]uint64{3}, "tape"),
+		kvtest.Cleared(),
+	}, 0, false), &b); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []flash.Tier{1, 0, 2, 0} {
+		ev, ok, err := tr.Event(w, &b.Events[i])
+		if err != nil || !ok || ev.Tier != want || ev.TierOnly {
+			t.Fatalf("event %d: tier %d (only %v), %v %v; want tier %d", i, ev.Tier, ev.TierOnly, ok, err, want)
+		}
+	}
+	for i := 4; i < 6; i++ {
+		if _, ok, err := tr.Event(w, &b.Events[i]); ok || !errors.Is(err, ErrUnknownMedium) {
+			t.Fatalf("event %d of an unknown medium: %v %v", i, ok, err)
+		}
+	}
+	if ev, ok, err := tr.Event(w, &b.Events[6]); err != nil || !ok || ev.Kind != flash.KindCleared || ev.TierOnly {
+		t.Fatalf("cleared: %+v %v %v", ev, ok, err)
+	}
+	if a := testing.AllocsPerRun(100, func() { _, _, _ = tr.Event(w, &b.Events[2]) }); a != 0 {
+		t.Fatalf("%v allocations a Removed event of a named medium", a)
+	}
+	// The default map: the GPU alone.
+	if _, _, err := NewTranslator(16).Event(w, &b.Events[0]); !errors.Is(err, ErrUnknownMedium) {
+		t.Fatalf("a CPU event with the default map: %v", err)
+	}
+}

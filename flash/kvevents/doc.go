@@ -36,10 +36,18 @@
 //     exactly as flash.TokenHasher hashes a query. A block_size other than
 //     the index's, or token_ids that are not block_size per block, drop the
 //     event (ErrBlockSize, ErrTokenCount; counted).
-//   - Medium: only events for GPU memory change the index: medium absent,
-//     nil or "GPU" (any case). Events for other media (CPU or disk tiers of
-//     an offloading connector) are skipped and counted: a router scores the
-//     prefix a worker can serve from GPU without a transfer.
+//   - Medium: each Stored and Removed event applies to the index's tier its
+//     medium names, through the tier map (WithMedia; by default the names
+//     of the index's Config.Tiers, MediaFor), matched without regard to
+//     case; an event with no medium (absent or nil) is in the fastest
+//     tier. vLLM (its offloading connector), LMCache through vLLM's
+//     connectors and SGLang's hierarchical cache publish "GPU" and "CPU"
+//     (a few connectors in lower case), so an index whose tiers are named
+//     GPU and CPU follows all of them. An event whose medium the map does
+//     not name is refused (ErrUnknownMedium) and counted
+//     (Stats.UnknownMedium), never applied to another tier: an index of the
+//     default tier (the GPU alone) counts an offloading engine's CPU events
+//     there and scores the prefix a worker serves from GPU memory.
 //
 // # Sequence numbers
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
+	"github.com/flashindexer/flashindexer/flash/model"
 )
 
 // python returns a Python 3 with pyzmq (on real libzmq) and msgpack, or
@@ -37,8 +38,10 @@ func interopHash(k, i int) uint64 {
 
 // The subscriber against libzmq and Python msgpack, speaking as vLLM's
 // publisher does: signed, unsigned and bytes hashes, a trailing field from
-// a newer engine, a CPU-medium event, two DP ranks, and a batch never sent
-// that only the ROUTER replay has.
+// a newer engine, CPU-medium events (offloads, and an eviction from CPU
+// memory) that reach the index's CPU tier, a medium it has no tier for
+// (refused, counted), two DP ranks, and a batch never sent that only the
+// ROUTER replay has.
 func TestInterop_LibzmqPublisher(t *testing.T) {
 	py := python(t)
 	cmd := exec.Command(py, "testdata/vllm_publisher.py")
@@ -61,7 +64,8 @@ func TestInterop_LibzmqPublisher(t *testing.T) {
 	}
 
 	const batches, block = 20, 4
-	m := newModel()
+	tiers := flash.Config{BlockSize: block, Tiers: []flash.TierSpec{{Name: "GPU"}, {Name: "CPU"}}}
+	m := model.New(tiers)
 	wl := &workload{prompts: [][]uint32{nil, nil}} // one chain per rank
 	for k := 0; k < batches; k++ {
 		w := flash.Worker{ID: 3, DPRank: uint32(k % 2)}
@@ -82,15 +86,23 @@ func TestInterop_LibzmqPublisher(t *testing.T) {
 		if k%4 == 3 {
 			_ = m.Apply(flash.RemovedEvent(w, flash.ExternalHash(interopHash(k-2, 2))))
 		}
+		offloaded := flash.Block{Hash: flash.ExternalHash(interopHash(k, 9)), Local: flash.NewTokenHasher(block, "").LocalHashes(nil, []uint32{0, 1, 2, 3})[0]}
+		if k%6 == 5 {
+			_ = m.Apply(flash.StoredEvent(w, offloaded).InTier(1))
+		}
+		if k%12 == 5 && k >= 12 {
+			_ = m.Apply(flash.RemovedEvent(w, flash.ExternalHash(interopHash(k-6, 9))).InTier(1))
+		}
 		wl.prompts[k%2] = append(wl.prompts[k%2], toks...)
 	}
-	for r := range wl.prompts { // every prefix of each chain, block by block
+	wl.prompts = append(wl.prompts, []uint32{0, 1, 2, 3}) // the offloaded block
+	for r := range wl.prompts {                           // every prefix of each chain, block by block
 		for n := block; n < len(wl.prompts[r]); n += block {
 			wl.prompts = append(wl.prompts, wl.prompts[r][:n])
 		}
 	}
 
-	ix := flash.New(flash.WithBlockSize(block), flash.WithWriters(1))
+	ix := flash.New(flash.WithConfig(tiers), flash.WithWriters(1))
 	defer ix.Close()
 	sub := New(ix, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), WithBackoff(5*time.Millisecond, 50*time.Millisecond))
 	defer sub.Close()
@@ -114,8 +126,18 @@ func TestInterop_LibzmqPublisher(t *testing.T) {
 		t.Fatal("no prompt matches: the comparison shows nothing")
 	}
 	st := sub.Stats()
-	if st.Replays == 0 || st.OtherMedium == 0 || st.Malformed != 0 || st.BadEvents != 0 || st.ApplyErrors != 0 {
+	if st.Replays == 0 || st.UnknownMedium == 0 || st.Malformed != 0 || st.BadEvents != 0 || st.ApplyErrors != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	// The CPU events reached the CPU tier: rank 1 holds the offloaded
+	// block in CPU memory only, rank 0 (its batch 0) on the GPU.
+	var q flash.Query
+	var sc flash.Scores
+	flash.NewTokenHasher(block, "").Query(&q, []uint32{0, 1, 2, 3})
+	ix.FindMatches(q, &sc)
+	sc.Sort()
+	if len(sc.Matches) != 2 || sc.Matches[0].TierDepth != [flash.MaxTiers]int32{1, 1} || sc.Matches[1].Worker != workers[1] || sc.Matches[1].TierDepth != [flash.MaxTiers]int32{0, 1} {
+		t.Fatalf("the offloaded block's matches %+v, want rank 0 on the GPU, rank 1 in CPU memory alone", sc.Matches)
 	}
 	t.Logf("subscriber: %+v", st)
 	// The engine ids were read as the engine meant them: removing by the

@@ -12,7 +12,7 @@ type Stats struct {
 	Malformed       uint64 // batches dropped: a frame or payload did not parse (ErrMalformed)
 	BadEvents       uint64 // events dropped: ErrTokenCount or ErrBlockSize
 	UnknownEvents   uint64 // events skipped: a tag this package does not know
-	OtherMedium     uint64 // events skipped: a medium other than GPU
+	UnknownMedium   uint64 // events refused: a medium the tier map does not name (ErrUnknownMedium)
 	ApplyErrors     uint64 // events the index's Apply refused: at admission, or any rejection of a synchronous index (its Stats say why)
 	Gaps            uint64 // sequence numbers that skipped ahead (batches lost)
 	Restarts        uint64 // sequence numbers that went back (the engine restarted)
@@ -39,7 +39,7 @@ func (c *counters) snapshot() Stats {
 		Connects: c.connects.Load(), Disconnects: c.disconnects.Load(), DialFailures: c.dialFailures.Load(),
 		Batches: c.batches.Load(), Events: c.events.Load(),
 		Malformed: c.malformed.Load(), BadEvents: c.badEvents.Load(),
-		UnknownEvents: c.unknown.Load(), OtherMedium: c.medium.Load(),
+		UnknownEvents: c.unknown.Load(), UnknownMedium: c.medium.Load(),
 		ApplyErrors: c.applyErrors.Load(),
 		Gaps:        c.gaps.Load(), Restarts: c.restarts.Load(), LateJoins: c.lateJoins.Load(),
 		Replays: c.replays.Load(), ReplayedBatches: c.replayed.Load(), ReplayFailures: c.replayFail.Load(),

@@ -249,11 +249,11 @@ func (s *stream) apply(seq uint64, payload []byte) {
 	defer s.endForward()
 	for i := range s.batch.Events {
 		e := &s.batch.Events[i]
-		if !e.OnGPU() {
+		ev, ok, err := s.tr.Event(w, e)
+		if errors.Is(err, ErrUnknownMedium) {
 			s.c.medium.Add(1)
 			continue
 		}
-		ev, ok, err := s.tr.Event(w, e)
 		if err != nil {
 			s.c.badEvents.Add(1)
 			continue

@@ -268,7 +268,7 @@ func TestStream_BadInputSkipped(t *testing.T) {
 	f.expect(r, 0, 10)
 	f.check("after bad input")
 	st := f.c.snapshot()
-	if st.Malformed != 1 || st.BadEvents != 2 || st.OtherMedium != 2 || st.UnknownEvents != 1 || st.Gaps != 0 || st.Resyncs != 0 {
+	if st.Malformed != 1 || st.BadEvents != 2 || st.UnknownMedium != 2 || st.UnknownEvents != 1 || st.Gaps != 0 || st.Resyncs != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -101,6 +101,7 @@ type settings struct {
 	replayTimeout time.Duration
 	onResync      func(Resync)
 	forward       func(*Forwarded)
+	media         map[string]flash.Tier // nil: the Translator's default
 	log           *slog.Logger
 }
 
@@ -110,6 +111,12 @@ type Option func(*settings)
 // WithBlockSize sets the engines' tokens per block. By default it is the
 // index's (flash.Indexer.Config), else flash.DefaultBlockSize.
 func WithBlockSize(n int) Option { return func(s *settings) { s.blockSize = n } }
+
+// WithMedia sets the tier map: the medium names events may carry (matched
+// without regard to case) and the index's tier of each (default: the
+// index's tier names, MediaFor). An event of a medium the map does not
+// name is refused and counted (ErrUnknownMedium, Stats.UnknownMedium).
+func WithMedia(media map[string]flash.Tier) Option { return func(s *settings) { s.media = media } }
 
 // WithBackoff sets the wait before reconnecting: first, doubling up to
 // limit, each with ±20% jitter; a successful connection resets it.
@@ -190,6 +197,7 @@ func New(ix flash.Index, opts ...Option) *Subscriber {
 	}
 	if c, ok := ix.(interface{ Config() flash.Config }); ok {
 		set.blockSize = c.Config().BlockSize
+		set.media = MediaFor(c.Config().Tiers)
 	}
 	for _, o := range opts {
 		o(&set)
@@ -228,6 +236,9 @@ func (s *Subscriber) Subscribe(ep Endpoint) error {
 	st := &stream{
 		ep: ep, worker: ep.WorkerID(), ix: s.ix, c: &s.c, log: s.set.log,
 		onResync: s.set.onResync, forward: s.set.forward, tr: NewTranslator(s.set.blockSize),
+	}
+	if s.set.media != nil {
+		st.tr.SetMedia(s.set.media)
 	}
 	if ep.Replay != "" {
 		st.replay = s.replayer(ctx, ep.Replay)

@@ -253,7 +253,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.subDropped, u.Malformed, "malformed")
 	counter(ch, c.subDropped, u.BadEvents, "bad_event")
 	counter(ch, c.subDropped, u.UnknownEvents, "unknown_event")
-	counter(ch, c.subDropped, u.OtherMedium, "other_medium")
+	counter(ch, c.subDropped, u.UnknownMedium, "unknown_medium")
 	counter(ch, c.subDropped, u.ApplyErrors, "apply_error")
 	counter(ch, c.subStream, u.Gaps, "gap")
 	counter(ch, c.subStream, u.Restarts, "restart")

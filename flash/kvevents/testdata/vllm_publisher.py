@@ -41,7 +41,14 @@ def script(k):
     if k % 4 == 3:
         events.append(["BlockRemoved", [h(k - 2, 2)], "GPU"])
     if k % 6 == 5:
+        # Offloaded to CPU memory (vLLM's offloading connector).
         events.append(["BlockStored", [h(k, 9)], None, list(range(BLOCK)), BLOCK, None, "CPU", None])
+    if k % 12 == 5 and k >= 12:
+        # Evicted from CPU memory, named in lower case as some connectors do.
+        events.append(["BlockRemoved", [h(k - 6, 9)], "cpu"])
+    if k % 6 == 2:
+        # A medium the subscriber has no tier for.
+        events.append(["BlockStored", [h(k, 8)], None, list(range(BLOCK)), BLOCK, None, "tape", None])
     return [time.time(), events, rank]
 
 
