@@ -90,3 +90,27 @@ func Example_predictions() {
 	fmt.Println(best.Worker.ID, best.Depth, best.Predicted)
 	// Output: 3 2 2
 }
+
+// An index of two tiers follows an engine that copies its blocks to CPU
+// memory and evicts them from the GPU: each match has its depth per tier.
+func Example_tiers() {
+	idx := flash.New(flash.WithBlockSize(4), flash.WithTiers(flash.TierSpec{Name: "GPU"}, flash.TierSpec{Name: "CPU"}))
+	defer idx.Close()
+	h := flash.NewTokenHasher(4, "")
+	prompt := []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	l := h.LocalHashes(nil, prompt)
+	w := flash.Worker{ID: 7}
+	stored := flash.StoredEvent(w, flash.Block{Hash: 100, Local: l[0]}, flash.Block{Hash: 101, Local: l[1]}, flash.Block{Hash: 102, Local: l[2]})
+	_ = idx.Apply(stored)                                    // on the GPU
+	_ = idx.Apply(stored.InTier(1))                          // copied to CPU memory
+	_ = idx.Apply(flash.RemovedEvent(w, 101, 102).InTier(0)) // evicted from the GPU
+	idx.Flush()
+
+	var q flash.Query
+	h.Query(&q, prompt)
+	var scores flash.Scores
+	idx.FindMatches(q, &scores)
+	m := scores.Matches[0]
+	fmt.Println(m.Depth, m.TierDepth[0], m.TierDepth[1]) // 1 block on the GPU, 2 more in CPU memory
+	// Output: 3 1 3
+}

@@ -40,6 +40,9 @@ func WithConfig(c Config) Option { return func(s *settings) { s.cfg = c.Normaliz
 // WithBlockSize sets the engine's tokens per block (Match.Tokens = Depth × n).
 func WithBlockSize(n int) Option { return func(s *settings) { s.cfg.BlockSize = n } }
 
+// WithTiers sets the KV-cache tiers, fastest first (Config.Tiers).
+func WithTiers(tiers ...TierSpec) Option { return func(s *settings) { s.cfg.Tiers = tiers } }
+
 // WithMaxWorkers sets how many workers (DP ranks) may be known at once; it
 // fixes the width of every worker set (rounded up to 64).
 func WithMaxWorkers(n int) Option { return func(s *settings) { s.cfg.MaxWorkers = n } }

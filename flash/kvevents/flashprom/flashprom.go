@@ -29,13 +29,14 @@
 //	flash_queue_depth{writer}                 events waiting in each writer's queue
 //	flash_worker_blocks{worker,dp_rank}       blocks each worker holds
 //	flash_workers                             workers holding a slot
+//	flash_routed_blocks_total{tier}           of the requests routed (ObserveRoute), the blocks found in each tier (the index's tier names) and those to prefill (tier="none")
 //
 // and with WithSubscriber:
 //
 //	flash_kvevents_connections_total{event}   connect, disconnect, dial_failure
 //	flash_kvevents_batches_total              batches decoded and applied
 //	flash_kvevents_events_total               events handed to the index
-//	flash_kvevents_dropped_total{reason}      input dropped: malformed, bad_event, unknown_event, other_medium, apply_error
+//	flash_kvevents_dropped_total{reason}      input dropped: malformed, bad_event, unknown_event, unknown_medium, apply_error
 //	flash_kvevents_stream_total{kind}         gap, restart, late_join, duplicate, resync
 //	flash_kvevents_replays_total{result}      replay requests that recovered (ok) or did not (failed)
 //	flash_kvevents_replayed_batches_total     batches the replays returned
@@ -45,6 +46,7 @@ package flashprom
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +69,10 @@ type Collector struct {
 	subConn, subBatches, subEvents                   *prometheus.Desc
 	subDropped, subStream, subReplays, subReplayed   *prometheus.Desc
 	epUp, epSeq                                      *prometheus.Desc
+	routed                                           *prometheus.Desc
+
+	tiers []string                          // the index's tier names, then "none"
+	route [flash.MaxTiers + 1]atomic.Uint64 // ObserveRoute's blocks by tier, then none
 }
 
 type settings struct {
@@ -106,11 +112,22 @@ func New(ix flash.Index, opts ...Option) *Collector {
 		return prometheus.NewDesc(prometheus.BuildFQName(s.ns, "", name), help, labels, s.labels)
 	}
 	fx, _ := ix.(*flash.Indexer)
+	tiers := flash.DefaultTiers
+	if c, ok := ix.(interface{ Config() flash.Config }); ok {
+		tiers = c.Config().Normalize().Tiers
+	}
+	var names []string
+	for _, t := range tiers {
+		names = append(names, t.Name)
+	}
 	const durationHelp = "FindMatches latency: one call in 64 timed (a *flash.Indexer's own sampling), or the calls made through the collector."
 	return &Collector{
 		ix:    ix,
 		flash: fx,
 		sub:   s.sub,
+		tiers: append(names, "none"),
+		routed: d("routed_blocks_total", "Of the requests a router routed (ObserveRoute), the blocks the chosen worker holds in each tier, "+
+			"faster tiers first (a block counts in the fastest tier it is in), and the blocks left to prefill (none).", "tier"),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: s.ns, Name: "query_duration_seconds", ConstLabels: s.labels,
 			Help:    durationHelp,
@@ -133,7 +150,7 @@ func New(ix flash.Index, opts ...Option) *Collector {
 		subConn:        d("kvevents_connections_total", "Subscriber connection changes: connect, disconnect, dial_failure.", "event"),
 		subBatches:     d("kvevents_batches_total", "Batches decoded and applied, replayed ones included."),
 		subEvents:      d("kvevents_events_total", "Events the subscriber handed to the index."),
-		subDropped:     d("kvevents_dropped_total", "Input the subscriber dropped, by reason: malformed (whole batches), bad_event (token count or block size), unknown_event, other_medium, apply_error.", "reason"),
+		subDropped:     d("kvevents_dropped_total", "Input the subscriber dropped, by reason: malformed (whole batches), bad_event (token count or block size), unknown_event, unknown_medium, apply_error.", "reason"),
 		subStream:      d("kvevents_stream_total", "Stream anomalies: gap, restart, late_join, duplicate, resync (workers cleared after an unrecovered loss).", "kind"),
 		subReplays:     d("kvevents_replays_total", "Replay requests that recovered (ok) or did not (failed).", "result"),
 		subReplayed:    d("kvevents_replayed_batches_total", "Batches the replays returned."),
@@ -163,9 +180,28 @@ func (c *Collector) FindMatches(q flash.Query, dst *flash.Scores) {
 	c.latency.Observe(time.Since(t).Seconds())
 }
 
+// ObserveRoute records a routed request of blocks query blocks sent to the
+// worker of m (its match for the request; the zero Match when no worker
+// matched): the blocks found in each tier (TierDepth[t] − TierDepth[t−1])
+// and the rest, to prefill. It allocates nothing.
+func (c *Collector) ObserveRoute(m flash.Match, blocks int) {
+	n := len(c.tiers) - 1
+	prev := int32(0)
+	for t := range n {
+		d := min(int(m.TierDepth[t]), blocks)
+		if d > int(prev) {
+			c.route[t].Add(uint64(d - int(prev)))
+			prev = int32(d)
+		}
+	}
+	if blocks > int(prev) {
+		c.route[n].Add(uint64(blocks - int(prev)))
+	}
+}
+
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.events, c.rejected, c.blocks, c.workersRemoved, c.queries, c.queryBlocks, c.hits, c.matched, c.predictions, c.ids, c.queue, c.workerBlocks, c.workers} {
+	for _, d := range []*prometheus.Desc{c.events, c.rejected, c.blocks, c.workersRemoved, c.queries, c.queryBlocks, c.hits, c.matched, c.predictions, c.ids, c.queue, c.workerBlocks, c.workers, c.routed} {
 		ch <- d
 	}
 	if c.flash != nil {
@@ -200,7 +236,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		{"unknown_parent", s.RejectedUnknownParent}, {"hash_conflict", s.RejectedHashConflict},
 		{"empty", s.RejectedEmpty}, {"too_large", s.RejectedTooLarge}, {"too_deep", s.RejectedTooDeep},
 		{"too_many_workers", s.RejectedTooManyWorkers}, {"bad_kind", s.RejectedBadKind},
-		{"closed", s.RejectedClosed}, {"queue_full", s.RejectedQueueFull},
+		{"closed", s.RejectedClosed}, {"queue_full", s.RejectedQueueFull}, {"bad_tier", s.RejectedBadTier},
 	} {
 		counter(ch, c.rejected, r.n, r.reason)
 	}
@@ -209,6 +245,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.blocks, s.BlocksRemoved, "removed")
 	counter(ch, c.blocks, s.RemovesUnknown, "remove_unknown")
 	counter(ch, c.workersRemoved, s.WorkersRemoved)
+	for t, name := range c.tiers {
+		counter(ch, c.routed, c.route[t].Load(), name)
+	}
 	counter(ch, c.queries, s.Queries)
 	counter(ch, c.queryBlocks, s.QueryBlocks)
 	counter(ch, c.hits, s.QueryHits)

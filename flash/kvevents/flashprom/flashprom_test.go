@@ -175,3 +175,41 @@ func TestCollector_FindMatchesNoAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per query", n)
 	}
 }
+
+// Routed requests are counted by where their blocks are: in each tier of
+// the index (the fastest a block is in), or left to prefill; an index of
+// one tier has its GPU and none.
+func TestCollector_RoutedBlocksByTier(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithTiers(flash.TierSpec{Name: "GPU"}, flash.TierSpec{Name: "CPU"}))
+	defer ix.Close()
+	c := New(ix)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	c.ObserveRoute(flash.Match{Depth: 5, TierDepth: [flash.MaxTiers]int32{2, 5}}, 8) // 2 GPU, 3 CPU, 3 to prefill
+	c.ObserveRoute(flash.Match{Depth: 4, TierDepth: [flash.MaxTiers]int32{0, 4}}, 4) // 4 CPU
+	c.ObserveRoute(flash.Match{}, 6)                                                 // no match: 6 to prefill
+	if n := testing.AllocsPerRun(100, func() { c.ObserveRoute(flash.Match{Depth: 1, TierDepth: [flash.MaxTiers]int32{1, 1}}, 1) }); n != 0 {
+		t.Fatalf("%v allocations per route", n)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tier, want := range map[string]float64{"GPU": 2 + 101, "CPU": 7, "none": 9} {
+		if got, ok := value(t, fams, "flash_routed_blocks_total", map[string]string{"tier": tier}); !ok || got != want {
+			t.Errorf("routed blocks in %s: %v (%v), want %v", tier, got, ok, want)
+		}
+	}
+	one := New(model.New(flash.DefaultConfig()))
+	one.ObserveRoute(flash.Match{Depth: 3, TierDepth: [flash.MaxTiers]int32{3}}, 5)
+	reg = prometheus.NewPedanticRegistry()
+	reg.MustRegister(one)
+	if fams, err = reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	for tier, want := range map[string]float64{"GPU": 3, "none": 2} {
+		if got, ok := value(t, fams, "flash_routed_blocks_total", map[string]string{"tier": tier}); !ok || got != want {
+			t.Errorf("one tier: routed blocks in %s: %v (%v), want %v", tier, got, ok, want)
+		}
+	}
+}

@@ -122,6 +122,7 @@ type config struct {
 	predict    string        // on, off, or auto: on without an event source
 	predictTTL time.Duration // 0: flash.DefaultPredictionTTL
 	fleet      []flash.Worker
+	tiers      []flash.TierSpec // nil: flash.DefaultTiers
 	nats       natsConfig
 	limits
 }
@@ -189,7 +190,7 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 	if cfg.maxTokens < 1 || cfg.maxInFlight < 1 || cfg.readTimeout <= 0 {
 		return nil, fmt.Errorf("limits must be positive: %+v", cfg.limits)
 	}
-	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)), flash.WithLaneTables(cfg.laneTables)),
+	s := &server{ix: flash.New(flash.WithBlockSize(cfg.blockSize), flash.WithTiers(cfg.tiers...), flash.WithWriters(cfg.writers), flash.WithSyncLanes(runtime.GOMAXPROCS(0)), flash.WithLaneTables(cfg.laneTables)),
 		lim: cfg.limits, turn: make(chan struct{}, cfg.maxInFlight)}
 	s.sub = kvevents.New(s.ix, kvevents.WithLogger(log), kvevents.WithResyncHandler(func(r kvevents.Resync) {
 		log.Warn("workers cleared", "endpoint", r.Endpoint, "reason", r.Reason.String(), "lost_from", r.From, "lost_to", r.To, "workers", len(r.Cleared))
@@ -274,10 +275,14 @@ type routeMatch struct {
 	Predicted int    `json:"predicted"` // of Depth, the blocks held by predictions alone
 	Tokens    int    `json:"tokens"`
 	Blocks    int    `json:"blocks"`
+	// TierDepth is Match.TierDepth: per tier of the index, the leading
+	// blocks held in it or a faster one.
+	TierDepth []int32 `json:"tier_depth"`
 }
 
 type routeResponse struct {
 	Blocks  int          `json:"blocks"`  // full blocks in the request
+	Tiers   []string     `json:"tiers"`   // the index's tiers, fastest first
 	Matches []routeMatch `json:"matches"` // best first: deepest, then fewest blocks held
 	// Chosen, with -predict, is the worker recorded as holding the request's
 	// blocks from now on (for -predict-ttl).
@@ -355,16 +360,30 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 	flash.NewTokenHasher(s.ix.Config().BlockSize, req.LoRA).Query(&x.q, req.Tokens)
 	s.ix.FindMatches(x.q, &x.sc) // counted and, one in 64, timed by the index
 	x.sc.Sort()
-	resp := routeResponse{Blocks: len(x.q.Locals), Matches: make([]routeMatch, 0, len(x.sc.Matches))}
-	for _, m := range x.sc.Matches {
-		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Predicted: m.Predicted, Tokens: m.Tokens, Blocks: m.Blocks})
+	tiers := s.ix.Config().Tiers
+	resp := routeResponse{Blocks: len(x.q.Locals), Tiers: make([]string, len(tiers)), Matches: make([]routeMatch, 0, len(x.sc.Matches))}
+	for t := range tiers {
+		resp.Tiers[t] = tiers[t].Name
 	}
+	for _, m := range x.sc.Matches {
+		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Predicted: m.Predicted, Tokens: m.Tokens, Blocks: m.Blocks,
+			TierDepth: slices.Clone(m.TierDepth[:len(tiers)])})
+	}
+	routed, _ := x.sc.Best()
 	if s.predict && len(x.q.Locals) > 0 {
 		resp.Chosen = s.choose(req.Chosen, &x.sc)
 		if resp.Chosen != nil {
-			_ = s.ix.Predict(flash.Worker{ID: resp.Chosen.Worker, DPRank: resp.Chosen.DPRank}, x.q, s.ttl)
+			w := flash.Worker{ID: resp.Chosen.Worker, DPRank: resp.Chosen.DPRank}
+			routed = flash.Match{}
+			for _, m := range x.sc.Matches {
+				if m.Worker == w {
+					routed = m
+				}
+			}
+			_ = s.ix.Predict(w, x.q, s.ttl)
 		}
 	}
+	s.prom.ObserveRoute(routed, len(x.q.Locals))
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
 }
@@ -452,6 +471,30 @@ func (s *server) choose(client *routeWorker, sc *flash.Scores) *routeWorker {
 	}
 	w := s.fleet[(s.next.Add(1)-1)%uint64(len(s.fleet))]
 	return &routeWorker{Worker: w.ID, DPRank: w.DPRank}
+}
+
+// parseTiers reads NAME[=WEIGHT],... into tiers.
+func parseTiers(v string) ([]flash.TierSpec, error) {
+	var out []flash.TierSpec
+	for _, f := range strings.Split(v, ",") {
+		name, weight, hasWeight := strings.Cut(strings.TrimSpace(f), "=")
+		ts := flash.TierSpec{Name: name}
+		if hasWeight {
+			w, err := strconv.ParseFloat(weight, 64)
+			if err != nil || !(w > 0) {
+				return nil, fmt.Errorf("tier %q: the weight must be a positive number", f)
+			}
+			ts.Weight = w
+		}
+		if name == "" {
+			return nil, fmt.Errorf("tier %q has no name", f)
+		}
+		out = append(out, ts)
+	}
+	if len(out) > flash.MaxTiers {
+		return nil, fmt.Errorf("%d tiers, at most %d", len(out), flash.MaxTiers)
+	}
+	return out, nil
 }
 
 // parseFleet reads ID[:RANK],... into workers.
@@ -622,6 +665,10 @@ func main() {
 	flag.Var(&cfg.endpoints, "endpoint", "engine KV-event publisher: ADDR[,replay=ADDR][,topic=T][,worker=ID][,dp=RANK][,ranks=N] (repeatable)")
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "HTTP address for /route, /metrics and /healthz")
 	flag.IntVar(&cfg.blockSize, "block-size", flash.DefaultBlockSize, "tokens per KV block (the engines')")
+	flag.Func("tiers", "KV-cache tiers, fastest first: NAME[=WEIGHT],... (default GPU; e.g. GPU,CPU: engines' events name their tier by these names, and /route reports a depth per tier)", func(v string) (err error) {
+		cfg.tiers, err = parseTiers(v)
+		return err
+	})
 	flag.IntVar(&cfg.writers, "writers", flash.DefaultWriters(), "index writer goroutines (0: the subscriber's goroutine of each endpoint applies its events, in a lane per CPU)")
 	flag.BoolVar(&cfg.laneTables, "lane-tables", false, "a table per writer or lane: writers share no table, and a query searches one table per lane (faster events, slower queries)")
 	flag.BoolVar(&cfg.demo, "demo", false, "also run a built-in engine that publishes synthetic events on loopback")

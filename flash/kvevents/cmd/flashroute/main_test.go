@@ -501,3 +501,54 @@ func TestServer_DemoRoutes(t *testing.T) {
 		}
 	}
 }
+
+// With tiers, /route reports the index's tier names and each match's depth
+// per tier, and counts the routed request's blocks by tier.
+func TestRoute_Tiers(t *testing.T) {
+	tiers, err := parseTiers("GPU, CPU=0.5")
+	if err != nil || len(tiers) != 2 || tiers[1] != (flash.TierSpec{Name: "CPU", Weight: 0.5}) {
+		t.Fatalf("parseTiers: %v %v", tiers, err)
+	}
+	for _, bad := range []string{"GPU,CPU=0", "GPU,=1", "GPU,CPU=x", "A,B,C,D,E"} {
+		if _, err := parseTiers(bad); err == nil {
+			t.Errorf("parseTiers(%q) accepted", bad)
+		}
+	}
+	s, err := newServer(config{blockSize: 4, writers: 0, tiers: tiers, fleet: []flash.Worker{{ID: 1}}, predict: "on"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	h := flash.NewTokenHasher(4, "")
+	toks := []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	locals := h.LocalHashes(nil, toks)
+	var blocks []flash.Block
+	for i, l := range locals {
+		blocks = append(blocks, flash.Block{Hash: flash.ExternalHash(100 + i), Local: l})
+	}
+	w := flash.Worker{ID: 1}
+	for _, ev := range []flash.Event{flash.StoredEvent(w, blocks[:1]...), flash.StoredEvent(w, blocks[1:]...).WithParent(100).InTier(1)} {
+		if err := s.ix.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ix.Flush()
+	srv := httptest.NewServer(s.mux)
+	defer srv.Close()
+	code, body := post(t, srv.URL, `{"tokens":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}`)
+	want := `{"blocks":4,"tiers":["GPU","CPU"],"matches":[{"worker":1,"dp_rank":0,"depth":3,"predicted":0,"tokens":12,"blocks":3,"tier_depth":[1,3]}],"chosen":{"worker":1,"dp_rank":0}}`
+	if code != http.StatusOK || strings.TrimSpace(body) != want {
+		t.Fatalf("%d %s\nwant %s", code, body, want)
+	}
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	for _, line := range []string{`flash_routed_blocks_total{tier="GPU"} 1`, `flash_routed_blocks_total{tier="CPU"} 2`, `flash_routed_blocks_total{tier="none"} 1`} {
+		if !strings.Contains(string(metrics), line) {
+			t.Fatalf("metrics lack %q", line)
+		}
+	}
+}
