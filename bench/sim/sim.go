@@ -22,6 +22,17 @@
 // record each routing decision as a prediction (flash.Predictor), or may
 // have no events at all (Route): the hit rate (HitBlocks ÷ QueryBlocks)
 // and the spread of requests over workers measure what each costs.
+//
+// With CPUBlocks, each engine also has a CPU cache of that many blocks,
+// as vLLM's offloading connector keeps: a block evicted from the GPU is
+// copied there first (a Stored event in tier 1, when its parent is still
+// held somewhere: else nothing could reach it), the CPU cache evicting its
+// own least recently used blocks in turn (Removed in tier 1). A request
+// reuses its prompt's leading GPU blocks, then the CPU blocks that follow
+// them, loaded back to the GPU (CPUHitBlocks: their prefill is saved, at
+// the cost of a copy, LoadSpeedup times faster than computing them). The
+// router's index then has two tiers, and the router weighs a worker's CPU
+// blocks (TierAware) or counts its GPU blocks alone.
 package sim
 
 import (
@@ -50,6 +61,15 @@ type Config struct {
 	Route      Route
 	EventDelay time.Duration
 	PredictTTL time.Duration
+	// CPUBlocks is each engine's CPU cache in blocks (0: none);
+	// LoadSpeedup how many times faster an engine loads a block from it
+	// than it computes one (default 8). TierAware routes on both tiers'
+	// depths, a CPU block worth CPUWeight of a GPU block (default
+	// flash.DefaultTierWeight(1)); otherwise on the GPU's alone.
+	CPUBlocks   int
+	LoadSpeedup float64
+	TierAware   bool
+	CPUWeight   float64
 }
 
 // Route says what the router's index is fed.
@@ -88,6 +108,12 @@ func (c Config) norm() Config {
 	if c.PredictTTL <= 0 {
 		c.PredictTTL = flash.DefaultPredictionTTL
 	}
+	if c.LoadSpeedup <= 0 {
+		c.LoadSpeedup = 8
+	}
+	if c.CPUWeight <= 0 {
+		c.CPUWeight = flash.DefaultTierWeight(1)
+	}
 	return c
 }
 
@@ -117,9 +143,20 @@ type Workload struct {
 	StoredBlocks  int
 	RemovedBlocks int
 	QueryBlocks   int
-	HitBlocks     int   // prompt blocks found cached where the request ran
+	HitBlocks     int   // prompt blocks found cached where the request ran (on its GPU)
+	CPUHitBlocks  int   // and after them, in its CPU cache (CPUBlocks)
 	PerWorker     []int // requests routed to each worker
+	Tiers         int   // tiers of the engines' events: 2 with CPUBlocks, else 1
 }
+
+// CPUHitRate is the share of query blocks found in CPU caches where they
+// ran, after the GPU's.
+func (w *Workload) CPUHitRate() float64 {
+	return float64(w.CPUHitBlocks) / float64(max(1, w.QueryBlocks))
+}
+
+// SavedBlocks is the prefill blocks saved: found cached, in either tier.
+func (w *Workload) SavedBlocks() int { return w.HitBlocks + w.CPUHitBlocks }
 
 // HitRate is the share of query blocks found cached where they ran.
 func (w *Workload) HitRate() float64 { return float64(w.HitBlocks) / float64(max(1, w.QueryBlocks)) }
@@ -138,6 +175,7 @@ func (w *Workload) BlockOps() int { return w.StoredBlocks + w.RemovedBlocks + w.
 
 type cblock struct {
 	seq, parent flash.SeqHash
+	local       flash.LocalHash
 	refs        int
 	prev, next  *cblock // LRU list of unreferenced blocks
 }
@@ -148,11 +186,17 @@ type engine struct {
 	blocks   map[flash.SeqHash]*cblock
 	head     cblock // LRU sentinel: head.next is the least recently used
 	running  int    // blocks of running requests
+	// The CPU cache (capacity 0: none): its blocks (parents as the GPU's
+	// record them), in LRU order from cpuHead.next.
+	cpuCap  int
+	cpu     map[flash.SeqHash]*cblock
+	cpuHead cblock
 }
 
-func newEngine(w flash.Worker, capacity int) *engine {
-	e := &engine{w: w, capacity: capacity, blocks: map[flash.SeqHash]*cblock{}}
+func newEngine(w flash.Worker, capacity, cpu int) *engine {
+	e := &engine{w: w, capacity: capacity, blocks: map[flash.SeqHash]*cblock{}, cpuCap: cpu, cpu: map[flash.SeqHash]*cblock{}}
 	e.head.next, e.head.prev = &e.head, &e.head
+	e.cpuHead.next, e.cpuHead.prev = &e.cpuHead, &e.cpuHead
 	return e
 }
 
@@ -161,16 +205,56 @@ func (e *engine) unlink(b *cblock) {
 	b.prev, b.next = nil, nil
 }
 
-func (e *engine) pushMRU(b *cblock) {
-	b.prev, b.next = e.head.prev, &e.head
-	e.head.prev.next = b
-	e.head.prev = b
+func (e *engine) pushMRU(b *cblock) { pushBefore(&e.head, b) }
+
+// pushBefore puts b last in the LRU list of sentinel head.
+func pushBefore(head, b *cblock) {
+	b.prev, b.next = head.prev, head
+	head.prev.next = b
+	head.prev = b
+}
+
+// offload copies block b, evicted from the GPU, to the CPU cache, evicting
+// the CPU's least recently used blocks to make room, and returns the
+// events: a Removed in tier 1 for those, and a Stored in tier 1 for b
+// (none when b is there already, or when its parent is held nowhere, so
+// that nothing could reach it).
+func (e *engine) offload(b *cblock) (evs []*flash.Event) {
+	if c := e.cpu[b.seq]; c != nil {
+		e.unlink(c)
+		pushBefore(&e.cpuHead, c)
+		return nil
+	}
+	if b.parent != 0 && e.blocks[b.parent] == nil && e.cpu[b.parent] == nil {
+		return nil
+	}
+	var evicted []flash.ExternalHash
+	for len(e.cpu) >= e.cpuCap && e.cpuHead.next != &e.cpuHead {
+		c := e.cpuHead.next
+		e.unlink(c)
+		delete(e.cpu, c.seq)
+		evicted = append(evicted, flash.ExternalHash(c.seq))
+	}
+	if len(evicted) > 0 {
+		ev := flash.RemovedEvent(e.w, evicted...).InTier(1)
+		evs = append(evs, &ev)
+	}
+	c := &cblock{seq: b.seq, parent: b.parent}
+	e.cpu[c.seq] = c
+	pushBefore(&e.cpuHead, c)
+	ev := flash.StoredEvent(e.w, flash.Block{Hash: flash.ExternalHash(b.seq), Local: b.local})
+	if b.parent != 0 {
+		ev = ev.WithParent(flash.ExternalHash(b.parent))
+	}
+	ev = ev.InTier(1)
+	return append(evs, &ev)
 }
 
 // admit caches the prompt's blocks, returning the request's blocks, the
-// number reused, and the events it caused (a Removed for evictions, a
-// Stored for new blocks).
-func (e *engine) admit(locals []flash.LocalHash, seqs []flash.SeqHash) (held []*cblock, hits int, evs []*flash.Event) {
+// number reused from the GPU and, after them, loaded from the CPU cache,
+// and the events it caused (a Removed for evictions, after the copies of
+// the evicted blocks to the CPU cache; a Stored for new blocks).
+func (e *engine) admit(locals []flash.LocalHash, seqs []flash.SeqHash) (held []*cblock, hits, cpuHits int, evs []*flash.Event) {
 	for hits < len(seqs) {
 		b := e.blocks[seqs[hits]]
 		if b == nil {
@@ -183,12 +267,21 @@ func (e *engine) admit(locals []flash.LocalHash, seqs []flash.SeqHash) (held []*
 		held = append(held, b)
 		hits++
 	}
+	for hits+cpuHits < len(seqs) && e.cpu[seqs[hits+cpuHits]] != nil {
+		c := e.cpu[seqs[hits+cpuHits]]
+		e.unlink(c)
+		pushBefore(&e.cpuHead, c)
+		cpuHits++
+	}
 	need := len(seqs) - hits
 	var evicted []flash.ExternalHash
 	for len(e.blocks)+need > e.capacity && e.head.next != &e.head {
 		b := e.head.next
 		e.unlink(b)
 		delete(e.blocks, b.seq)
+		if e.cpuCap > 0 {
+			evs = append(evs, e.offload(b)...)
+		}
 		evicted = append(evicted, flash.ExternalHash(b.seq))
 	}
 	if len(evicted) > 0 {
@@ -199,7 +292,7 @@ func (e *engine) admit(locals []flash.LocalHash, seqs []flash.SeqHash) (held []*
 	if fit > 0 {
 		blocks := make([]flash.Block, 0, fit)
 		for i := hits; i < hits+fit; i++ {
-			b := &cblock{seq: seqs[i], refs: 1}
+			b := &cblock{seq: seqs[i], local: locals[i], refs: 1}
 			if i > 0 {
 				b.parent = seqs[i-1]
 			}
@@ -214,7 +307,7 @@ func (e *engine) admit(locals []flash.LocalHash, seqs []flash.SeqHash) (held []*
 		evs = append(evs, &ev)
 	}
 	e.running += len(held)
-	return held, hits, evs
+	return held, hits, min(cpuHits, fit), evs
 }
 
 // release ends a request: its blocks become evictable, tail first.
@@ -254,10 +347,14 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 	var now atomic.Int64 // the simulation's clock, the index's too (its expiry timer reads it)
 	ic := flash.DefaultConfig()
 	ic.MaxWorkers, ic.BlockSize, ic.Clock = cfg.Workers, cfg.BlockSize, func() time.Duration { return time.Duration(now.Load()) }
+	tiers := 1
+	if cfg.CPUBlocks > 0 {
+		ic.Tiers, tiers = []flash.TierSpec{{Name: "GPU"}, {Name: "CPU", Weight: cfg.CPUWeight}}, 2
+	}
 	idx := flash.New(flash.WithWriters(0), flash.WithConfig(ic))
 	defer idx.Close()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	wl := &Workload{BlockSize: cfg.BlockSize, PerWorker: make([]int, cfg.Workers)}
+	wl := &Workload{BlockSize: cfg.BlockSize, PerWorker: make([]int, cfg.Workers), Tiers: tiers}
 	type late struct {
 		due int64
 		ev  *flash.Event
@@ -266,7 +363,7 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 	engines := make([]*engine, cfg.Workers)
 	for i := range engines {
 		wl.Workers = append(wl.Workers, flash.Worker{ID: uint64(i)})
-		engines[i] = newEngine(wl.Workers[i], cfg.CacheBlocks)
+		engines[i] = newEngine(wl.Workers[i], cfg.CacheBlocks, cfg.CPUBlocks)
 	}
 	order := make([]int, len(reqs))
 	for i := range order {
@@ -275,7 +372,7 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Timestamp < reqs[order[b]].Timestamp })
 	var fq finishQueue
 	var sc flash.Scores
-	overlap := make([]int, cfg.Workers)
+	overlap := make([]float64, cfg.Workers)
 	emit := func(t int64, ev *flash.Event) {
 		if cfg.Route == RouteEvents || cfg.Route == RouteEventsPredict {
 			pending = append(pending, late{t + int64(cfg.EventDelay), ev})
@@ -312,11 +409,17 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 		wl.QueryBlocks += len(locals)
 		clear(overlap)
 		for _, m := range sc.Matches {
-			overlap[m.Worker.ID] = m.Depth
+			// The blocks a worker saves the request: its GPU's, and
+			// with TierAware its CPU cache's, worth CPUWeight each.
+			saved := float64(m.TierDepth[0])
+			if cfg.TierAware {
+				saved += cfg.CPUWeight * float64(m.TierDepth[tiers-1]-m.TierDepth[0])
+			}
+			overlap[m.Worker.ID] = saved
 		}
 		best, bestCost, ties := 0, 0.0, 0
 		for i, e := range engines {
-			cost := float64(len(locals)-overlap[i]) + cfg.LoadWeight*float64(e.running)
+			cost := float64(len(locals)) - overlap[i] + cfg.LoadWeight*float64(e.running)
 			switch {
 			case i == 0 || cost < bestCost:
 				best, bestCost, ties = i, cost, 1
@@ -335,12 +438,14 @@ func Record(reqs []trace.Request, h *trace.Hasher, cfg Config) *Workload {
 		}
 		wl.PerWorker[best]++
 		e := engines[best]
-		held, hits, evs := e.admit(locals, q.Seqs)
+		held, hits, cpuHits, evs := e.admit(locals, q.Seqs)
 		wl.HitBlocks += hits
+		wl.CPUHitBlocks += cpuHits
 		for _, ev := range evs {
 			emit(t, ev)
 		}
-		prefill := float64((len(locals)-hits)*cfg.BlockSize) / cfg.PrefillRate
+		computed := float64(len(locals)-hits-cpuHits) + float64(cpuHits)/cfg.LoadSpeedup
+		prefill := computed * float64(cfg.BlockSize) / cfg.PrefillRate
 		decode := float64(r.OutputLength) / cfg.DecodeRate
 		heap.Push(&fq, finish{t: t + int64((prefill+decode)*1e9), e: e, held: held})
 	}

@@ -91,3 +91,47 @@ func TestRecord_Routes(t *testing.T) {
 		t.Errorf("round-robin: spread %.2f, hit rate %.3f; events %.3f", rr.Spread(), rr.HitRate(), events.HitRate())
 	}
 }
+
+// With a CPU cache, the engines' events are exact in both tiers: the model
+// with two tiers accepts every one (offloaded blocks' parents are held,
+// removes name what the tier holds, nothing stored twice in a tier). A CPU
+// cache saves prefill blocks, and routing on both tiers' depths finds more
+// of them than routing on the GPU's alone.
+func TestRecord_CPUTier(t *testing.T) {
+	reqs, err := trace.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs = reqs[:3000]
+	h, _ := trace.NewHasher(512)
+	cfg := Config{Workers: 8, CacheBlocks: 256, CPUBlocks: 2048, Seed: 1}
+	gpuOnly := Record(reqs, h, cfg)
+	cfg.TierAware = true
+	aware := Record(reqs, h, cfg)
+	noCPU := Record(reqs, h, Config{Workers: 8, CacheBlocks: 256, Seed: 1})
+	if gpuOnly.Tiers != 2 || noCPU.Tiers != 1 || noCPU.CPUHitBlocks != 0 {
+		t.Fatalf("tiers %d %d, CPU hits without a CPU cache %d", gpuOnly.Tiers, noCPU.Tiers, noCPU.CPUHitBlocks)
+	}
+	for _, wl := range []*Workload{gpuOnly, aware} {
+		m := model.New(flash.Config{MaxWorkers: 8, Tiers: []flash.TierSpec{{Name: "GPU"}, {Name: "CPU"}}})
+		for i, op := range wl.Ops {
+			if op.Event == nil {
+				continue
+			}
+			if err := m.Apply(*op.Event); err != nil {
+				t.Fatalf("op %d (%v in tier %d): %v", i, op.Event.Kind, op.Event.Tier, err)
+			}
+		}
+		if s := m.Stats(); s.RemovesUnknown != 0 || s.BlocksDuplicate != 0 {
+			t.Fatalf("engines emitted unknown removes or duplicates: %+v", s)
+		}
+		if wl.CPUHitBlocks == 0 {
+			t.Fatal("no block was found in a CPU cache")
+		}
+	}
+	t.Logf("saved blocks: no CPU %d, GPU-only routing %d (%d from CPU), tier-aware %d (%d from CPU)",
+		noCPU.SavedBlocks(), gpuOnly.SavedBlocks(), gpuOnly.CPUHitBlocks, aware.SavedBlocks(), aware.CPUHitBlocks)
+	if gpuOnly.SavedBlocks() <= noCPU.SavedBlocks() || aware.SavedBlocks() <= gpuOnly.SavedBlocks() {
+		t.Errorf("saved blocks: no CPU %d, GPU-only routing %d, tier-aware %d", noCPU.SavedBlocks(), gpuOnly.SavedBlocks(), aware.SavedBlocks())
+	}
+}

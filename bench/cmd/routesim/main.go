@@ -5,6 +5,11 @@
 // over mock engines (package sim) and prints each setting's prefix-cache
 // hit rate (query blocks found cached where they ran) and the spread of
 // requests (the busiest worker's over the mean), and draws them.
+//
+// With -cpu-blocks, it also gives each engine a CPU cache that its GPU's
+// evicted blocks are offloaded to, and compares routing on the GPU's depth
+// alone with routing on both tiers' (a CPU block worth -cpu-weight of a
+// GPU block): each tier's hit rate, and the prefill blocks saved.
 package main
 
 import (
@@ -32,6 +37,9 @@ func main() {
 	prefix := flag.Int("burst-prefix", 24, "bursty variant: shared prefix, in trace blocks")
 	cache := flag.Int("cache-blocks", 16384, "cache blocks per mock engine")
 	out := flag.String("out", "bench/out", "directory for the plot (empty: none)")
+	cpu := flag.Int("cpu-blocks", 0, "also compare GPU-only with tier-aware routing, each engine with a CPU cache of this many blocks (0: skip)")
+	tierGPU := flag.Int("tier-cache-blocks", 0, "GPU cache blocks per engine in that comparison (0: -cache-blocks)")
+	cpuWeight := flag.Float64("cpu-weight", 0, "a CPU block's worth against a GPU block's in tier-aware routing (0: flash.DefaultTierWeight(1))")
 	flag.Parse()
 
 	reqs, err := trace.Load("")
@@ -69,6 +77,32 @@ func main() {
 		}
 	}
 	tw.Flush()
+	if *cpu > 0 {
+		gpuBlocks := *tierGPU
+		if gpuBlocks == 0 {
+			gpuBlocks = *cache
+		}
+		fmt.Println()
+		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "trace\tworkers\tGPU blocks\tCPU blocks\trouting on\tGPU hit rate\tCPU hit rate\tprefill blocks saved\tof all\tvs GPU depth\t")
+		for _, tr := range traces {
+			for _, w := range ints(*workers) {
+				cfg := sim.Config{Workers: w, CacheBlocks: gpuBlocks, CPUBlocks: *cpu, CPUWeight: *cpuWeight}
+				gpuOnly := sim.Record(tr.reqs, h, cfg)
+				cfg.TierAware = true
+				aware := sim.Record(tr.reqs, h, cfg)
+				for _, r := range []struct {
+					name string
+					wl   *sim.Workload
+				}{{"GPU depth", gpuOnly}, {"tiers", aware}} {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.1f%%\t%.1f%%\t%d\t%.1f%%\t%.2fx\t\n", tr.name, w, gpuBlocks, *cpu, r.name,
+						100*r.wl.HitRate(), 100*r.wl.CPUHitRate(), r.wl.SavedBlocks(), 100*float64(r.wl.SavedBlocks())/float64(max(1, r.wl.QueryBlocks)),
+						float64(r.wl.SavedBlocks())/float64(max(1, gpuOnly.SavedBlocks())))
+				}
+			}
+		}
+		tw.Flush()
+	}
 	if *ttls != "" {
 		fmt.Println()
 		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
