@@ -207,14 +207,22 @@ func (x *fixture) find(q flash.Query) map[flash.Worker]int {
 	return out
 }
 
-// expect checks the depths of p, asked both with and without sequence hashes.
-func (x *fixture) expect(p Prompt, want map[flash.Worker]int) {
-	x.t.Helper()
+// bothForms calls f with p's query without sequence hashes, then with them.
+func bothForms(p Prompt, f func(q flash.Query, withSeq bool)) {
 	for _, withSeq := range []bool{false, true} {
 		q := flash.Query{Locals: p}
 		if withSeq {
 			q.Seqs = p.Seq()
 		}
+		f(q, withSeq)
+	}
+}
+
+// expect checks the depths of p, asked both with and without sequence hashes.
+func (x *fixture) expect(p Prompt, want map[flash.Worker]int) {
+	x.t.Helper()
+	bothForms(p, func(q flash.Query, withSeq bool) {
+		x.t.Helper()
 		got := x.find(q)
 		for w, d := range want {
 			if d == 0 {
@@ -224,7 +232,7 @@ func (x *fixture) expect(p Prompt, want map[flash.Worker]int) {
 		if !mapsEqual(got, want) {
 			x.t.Fatalf("query of %d blocks (seqs=%v): got %s, want %s", len(p), withSeq, fmtDepths(got), fmtDepths(want))
 		}
-	}
+	})
 }
 
 func mapsEqual(a, b map[flash.Worker]int) bool {

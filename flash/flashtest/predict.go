@@ -51,11 +51,8 @@ func (x *pfixture) predict(w flash.Worker, p Prompt, n int, ttl time.Duration) {
 // {depth, exact}), asked with and without sequence hashes.
 func (x *pfixture) expectBoth(p Prompt, want map[flash.Worker][2]int) {
 	x.t.Helper()
-	for _, withSeq := range []bool{false, true} {
-		q := flash.Query{Locals: p}
-		if withSeq {
-			q.Seqs = p.Seq()
-		}
+	bothForms(p, func(q flash.Query, withSeq bool) {
+		x.t.Helper()
 		x.find(q)
 		got := map[flash.Worker][2]int{}
 		for _, m := range x.sc.Matches {
@@ -72,7 +69,7 @@ func (x *pfixture) expectBoth(p Prompt, want map[flash.Worker][2]int) {
 				x.t.Fatalf("query of %d blocks (seqs=%v): got %v, want %v", len(p), withSeq, got, want)
 			}
 		}
-	}
+	})
 }
 
 // stat reads one counter after a Flush.

@@ -56,11 +56,8 @@ func (x *fixture) removeIn(w flash.Worker, t flash.Tier, p Prompt, from, to int)
 // asked with and without sequence hashes.
 func (x *fixture) expectTiers(p Prompt, want map[flash.Worker][]int) {
 	x.t.Helper()
-	for _, withSeq := range []bool{false, true} {
-		q := flash.Query{Locals: p}
-		if withSeq {
-			q.Seqs = p.Seq()
-		}
+	bothForms(p, func(q flash.Query, withSeq bool) {
+		x.t.Helper()
 		x.find(q)
 		got := map[flash.Worker][]int{}
 		for _, m := range x.sc.Matches {
@@ -77,7 +74,7 @@ func (x *fixture) expectTiers(p Prompt, want map[flash.Worker][]int) {
 		if !ok {
 			x.t.Fatalf("query of %d blocks (seqs=%v): tier depths %v, want %v", len(p), withSeq, got, want)
 		}
-	}
+	})
 }
 
 var tierCases = []testCase{

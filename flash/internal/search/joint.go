@@ -3,6 +3,7 @@ package search
 import (
 	"math/bits"
 
+	"github.com/flashindexer/flashindexer/flash/internal/slotdir"
 	"github.com/flashindexer/flashindexer/jump"
 	"github.com/flashindexer/flashindexer/shardmap"
 )
@@ -161,22 +162,12 @@ func (j *Joint) Emit(s []uint64, depth int) {
 		ms = append(ms[:cap(ms)], make([]Hit, need-cap(ms))...)
 	}
 	ms = ms[:cap(ms)]
-	tokens := depth * j.ix.BlockSize
+	tokens, info := depth*j.ix.BlockSize, sl.Infos()
 	for wi, word := range s {
 		for word != 0 {
 			i := (j.base+wi)<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
-			var id uint64
-			var rank uint32
-			var blocks int
-			ok := true
-			if j.careful {
-				id, rank, blocks, ok = sl.Owned(i, j.epoch)
-			} else if in := &sl.Infos()[i]; in.Live() {
-				id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
-			} else {
-				ok = false
-			}
+			id, rank, blocks, ok := j.owner(info, i)
 			if !ok || n >= len(ms) {
 				continue
 			}
@@ -198,4 +189,17 @@ func popcount(s []uint64) (c int) {
 		c += bits.OnesCount64(w)
 	}
 	return c
+}
+
+// owner returns the worker of place i from the places' descriptions info:
+// as Emit reads it, or, once a slot changed hands during the search, only
+// if it held its slot throughout (emitCareful).
+func (f *Finder) owner(info []slotdir.Info, i int) (id uint64, rank uint32, blocks int, ok bool) {
+	if f.careful {
+		return f.ix.Dir.Owned(i, f.epoch)
+	}
+	if in := &info[i]; in.Live() {
+		return in.ID(), in.Rank(), in.Blocks(), true
+	}
+	return 0, 0, 0, false
 }

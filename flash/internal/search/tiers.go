@@ -53,7 +53,7 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 		ms = append(ms[:cap(ms)], make([]Hit, need-cap(ms))...)
 	}
 	ms = ms[:cap(ms)]
-	dir, info, split := ix.Dir, ix.Dir.Infos(), &sc.split
+	info, split := ix.Dir.Infos(), &sc.split
 	tokens := depth * ix.BlockSize
 	emitted := false
 	for wi, word := range s {
@@ -70,18 +70,7 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 			if k := sc.tierHit[slot]; k != 0 && !f.careful {
 				m = &ms[k-1]
 			} else {
-				i := p0 | b
-				var id uint64
-				var rank uint32
-				var blocks int
-				ok := true
-				if f.careful {
-					id, rank, blocks, ok = dir.Owned(i, f.epoch)
-				} else if in := &info[i]; in.Live() {
-					id, rank, blocks = in.ID(), in.Rank(), in.Blocks()
-				} else {
-					ok = false
-				}
+				id, rank, blocks, ok := f.owner(info, p0|b)
 				if !ok {
 					continue
 				}
