@@ -34,25 +34,23 @@ func (noSink) Del(flash.Worker, Place) {}
 
 type chain struct {
 	blocks  map[flash.ExternalHash]Place
-	tiers   map[flash.ExternalHash]uint8 // the tiers holding each engine id, a bit each
-	content map[contentKey]*held
+	content map[contentKey]int // engine ids per content
+	// With several tiers (nil with one, where every id is in the one):
+	// the tiers holding each engine id, a bit each, and each content's
+	// engine ids per tier.
+	tiers  map[flash.ExternalHash]uint8
+	inTier map[contentKey]*[flash.MaxTiers]int
 }
 
-// held counts the engine ids naming one content: in all, and in each tier.
-type held struct {
-	ids   int
-	tiers [flash.MaxTiers]int
-}
-
-// within reports whether some engine id holds the content in tier c or a
-// faster one.
-func (h *held) within(c int) bool {
-	for t := 0; t <= c && t < flash.MaxTiers; t++ {
-		if h.tiers[t] > 0 {
-			return true
-		}
+// idTiers returns the tiers holding engine id h (0: none).
+func (ch *chain) idTiers(h flash.ExternalHash) uint8 {
+	if ch.tiers != nil {
+		return ch.tiers[h]
 	}
-	return false
+	if _, ok := ch.blocks[h]; ok {
+		return 1
+	}
+	return 0
 }
 
 // Front resolves events by the semantics, exactly as every backend must:
@@ -104,12 +102,16 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 		return c.store(ev, ch, s)
 	case flash.KindRemoved:
 		for _, h := range ev.Hashes {
-			if ch == nil || ch.tiers[h]&(1<<ev.Tier) == 0 {
+			p, ok := Place{}, false
+			if ch != nil {
+				p, ok = ch.blocks[h]
+			}
+			if !ok || ch.tiers != nil && ch.tiers[h]&(1<<ev.Tier) == 0 {
 				// Not held, or not in this tier.
 				c.counters.Add(CounterRemovesUnknown, 1)
 				continue
 			}
-			ch.untier(ev.Worker, h, ev.Tier, s)
+			ch.untier(ev.Worker, h, p, ev.Tier, s)
 			c.counters.Add(CounterBlocksRemoved, 1)
 		}
 	case flash.KindCleared:
@@ -122,7 +124,7 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 		}
 		for h, m := range ch.tiers {
 			if m&(1<<ev.Tier) != 0 {
-				ch.untier(ev.Worker, h, ev.Tier, s)
+				ch.untier(ev.Worker, h, ch.blocks[h], ev.Tier, s)
 			}
 		}
 	}
@@ -133,20 +135,22 @@ func (c *Front) applyValid(ev *flash.Event, s Sink) error {
 // index configured with cfg: it names none, or the index has one.
 func ClearsAll(ev *flash.Event, cfg *flash.Config) bool { return !ev.TierOnly || cfg.NumTiers() == 1 }
 
-// untier takes tier t from engine id h, which holds it; the id leaves when
-// it was its last tier, and the content when that was its last id.
-func (ch *chain) untier(w flash.Worker, h flash.ExternalHash, t flash.Tier, s Sink) {
-	p := ch.blocks[h]
+// untier takes tier t from engine id h of place p, which holds it; the id
+// leaves when it was its last tier, and the content when that was its last
+// id.
+func (ch *chain) untier(w flash.Worker, h flash.ExternalHash, p Place, t flash.Tier, s Sink) {
 	k := contentKey{p.Pos, p.Seq}
-	hd := ch.content[k]
-	hd.tiers[t]--
-	if ch.tiers[h] &^= 1 << t; ch.tiers[h] != 0 {
-		return
+	if ch.tiers != nil {
+		ch.inTier[k][t]--
+		if ch.tiers[h] &^= 1 << t; ch.tiers[h] != 0 {
+			return
+		}
+		delete(ch.tiers, h)
 	}
-	delete(ch.tiers, h)
 	delete(ch.blocks, h)
-	if hd.ids--; hd.ids == 0 {
+	if ch.content[k]--; ch.content[k] == 0 {
 		delete(ch.content, k)
+		delete(ch.inTier, k)
 		s.Del(w, p)
 	}
 }
@@ -160,8 +164,9 @@ func (c *Front) clear(w flash.Worker, ch *chain, s Sink) {
 		}
 	}
 	clear(ch.blocks)
-	clear(ch.tiers)
 	clear(ch.content)
+	clear(ch.tiers)
+	clear(ch.inTier)
 }
 
 func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
@@ -208,24 +213,26 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 	for i, b := range ev.Blocks {
 		p := places[i]
 		k := contentKey{p.Pos, p.Seq}
-		m, ok := ch.tiers[b.Hash]
+		m := ch.idTiers(b.Hash)
 		if m&bit != 0 {
 			c.counters.Add(CounterBlocksDuplicate, 1)
 			continue
 		}
-		ch.tiers[b.Hash] = m | bit
-		hd := ch.content[k]
-		if hd == nil {
-			hd = &held{}
-			ch.content[k] = hd
-		}
-		hd.tiers[ev.Tier]++
-		if !ok {
+		if m == 0 {
 			// A new engine id.
 			ch.blocks[b.Hash] = p
-			if hd.ids++; hd.ids == 1 {
+			if ch.content[k]++; ch.content[k] == 1 {
 				s.Add(ev.Worker, p)
 			}
+		}
+		if ch.tiers != nil {
+			ch.tiers[b.Hash] = m | bit
+			n := ch.inTier[k]
+			if n == nil {
+				n = new([flash.MaxTiers]int)
+				ch.inTier[k] = n
+			}
+			n[ev.Tier]++
 		}
 		c.counters.Add(CounterBlocksStored, 1)
 	}
@@ -243,7 +250,11 @@ func (c *Front) Touch(w flash.Worker) error {
 		c.slots.Add(-1)
 		return flash.ErrTooManyWorkers
 	}
-	c.workers[w] = &chain{blocks: map[flash.ExternalHash]Place{}, tiers: map[flash.ExternalHash]uint8{}, content: map[contentKey]*held{}}
+	ch := &chain{blocks: map[flash.ExternalHash]Place{}, content: map[contentKey]int{}}
+	if c.cfg.NumTiers() > 1 {
+		ch.tiers, ch.inTier = map[flash.ExternalHash]uint8{}, map[contentKey]*[flash.MaxTiers]int{}
+	}
+	c.workers[w] = ch
 	return nil
 }
 
@@ -278,7 +289,7 @@ func (c *Front) BlockCount(w flash.Worker) int {
 // Holds reports whether w holds the content (pos, seq), in any tier.
 func (c *Front) Holds(w flash.Worker, pos int, seq flash.SeqHash) bool {
 	ch := c.workers[w]
-	return ch != nil && ch.content[contentKey{pos, seq}] != nil
+	return ch != nil && ch.content[contentKey{pos, seq}] > 0
 }
 
 // HoldsWithin reports whether w holds the content (pos, seq) in tier t or
@@ -288,15 +299,24 @@ func (c *Front) HoldsWithin(w flash.Worker, pos int, seq flash.SeqHash, t flash.
 	if ch == nil {
 		return false
 	}
-	hd := ch.content[contentKey{pos, seq}]
-	return hd != nil && hd.within(int(t))
+	if ch.inTier == nil {
+		return ch.content[contentKey{pos, seq}] > 0
+	}
+	if n := ch.inTier[contentKey{pos, seq}]; n != nil {
+		for f := 0; f <= int(t) && f < flash.MaxTiers; f++ {
+			if n[f] > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Tiers returns the tiers holding engine id h of w, a bit each (0: w does
 // not hold h).
 func (c *Front) Tiers(w flash.Worker, h flash.ExternalHash) uint8 {
 	if ch := c.workers[w]; ch != nil {
-		return ch.tiers[h]
+		return ch.idTiers(h)
 	}
 	return 0
 }
