@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flashindexer/flashindexer/flash"
 )
@@ -93,5 +94,41 @@ func TestFlash_Tiers(t *testing.T) {
 	}
 	if st := ix.Stats(); st.RejectedBadTier != 3 || st.EventsRejected != 3 || st.StoredRejected != 1 || st.ClearedRejected != 1 || st.BlocksStored != 3 {
 		t.Fatalf("stats %+v: want 3 rejected with ErrBadTier, 3 blocks stored", st)
+	}
+}
+
+// A query of an index of several tiers allocates nothing once its Scores
+// has grown, with predictions held too (the joint search).
+func TestFlash_TieredQueryNoAllocs(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithTiers(flash.TierSpec{Name: "GPU"}, flash.TierSpec{Name: "CPU"}, flash.TierSpec{Name: "DISK"}))
+	defer ix.Close()
+	locals := make([]flash.LocalHash, 64)
+	for i := range locals {
+		locals[i] = flash.LocalHash(i*7 + 1)
+	}
+	for w := range 40 {
+		blocks := make([]flash.Block, 64)
+		for i := range blocks {
+			blocks[i] = flash.Block{Hash: flash.ExternalHash(i + 1), Local: locals[i]}
+		}
+		if err := ix.Apply(flash.StoredEvent(flash.Worker{ID: uint64(w)}, blocks[:w+10]...).InTier(flash.Tier(w % 3))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := flash.Query{Locals: locals, Seqs: flash.ChainLocals(nil, locals)}
+	var sc flash.Scores
+	ix.FindMatches(q, &sc)
+	if len(sc.Matches) != 40 {
+		t.Fatalf("%d matches, want 40", len(sc.Matches))
+	}
+	if a := testing.AllocsPerRun(200, func() { ix.FindMatches(q, &sc) }); a != 0 {
+		t.Fatalf("%v allocations a tiered query", a)
+	}
+	if err := ix.Predict(flash.Worker{ID: 99}, q, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ix.FindMatches(q, &sc)
+	if a := testing.AllocsPerRun(200, func() { ix.FindMatches(q, &sc) }); a != 0 {
+		t.Fatalf("%v allocations a tiered query with predictions", a)
 	}
 }

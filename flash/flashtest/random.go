@@ -93,6 +93,10 @@ var (
 	// names one (now and then one the index does not have), Cleared
 	// events one or all.
 	tiered = layout{tiers: 3}
+	// tieredPlanes: three tiers after 18 fillers, 81 places in sets of
+	// two words: the random workers' places are 54 to 80, and slot 21's
+	// three lie on both sides of the first word's end (or plane's).
+	tieredPlanes = layout{fillers: 18, tiers: 3}
 )
 
 func newDifferential(t testing.TB, f Factory, src source, seed uint64, lay layout) *differential {
@@ -451,7 +455,13 @@ func RandomDifferentialWider(t *testing.T, f Factory, seed uint64, n int) {
 
 // RandomDifferentialTiers is RandomDifferential over three tiers: every
 // Stored and Removed event names a tier, Cleared events one tier or all.
+// Odd seeds run the random workers alone; even ones after 18 fillers, so
+// that a worker's places straddle the end of a set's first word.
 func RandomDifferentialTiers(t *testing.T, f Factory, seed uint64, n int) {
+	if seed%2 == 0 {
+		seeded(t, f, "tiers-straddling/", seed, n, tieredPlanes)
+		return
+	}
 	seeded(t, f, "tiers/", seed, n, tiered)
 }
 
