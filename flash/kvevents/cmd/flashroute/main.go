@@ -369,18 +369,21 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 		resp.Matches = append(resp.Matches, routeMatch{Worker: m.Worker.ID, DPRank: m.Worker.DPRank, Depth: m.Depth, Predicted: m.Predicted, Tokens: m.Tokens, Blocks: m.Blocks,
 			TierDepth: slices.Clone(m.TierDepth[:len(tiers)])})
 	}
-	routed, _ := x.sc.Best()
-	if s.predict && len(x.q.Locals) > 0 {
-		resp.Chosen = s.choose(req.Chosen, &x.sc)
-		if resp.Chosen != nil {
-			w := flash.Worker{ID: resp.Chosen.Worker, DPRank: resp.Chosen.DPRank}
-			routed = flash.Match{}
-			for _, m := range x.sc.Matches {
-				if m.Worker == w {
-					routed = m
-				}
+	// The request goes to the best match, unless the client chose.
+	routed, matched := x.sc.Best()
+	if req.Chosen != nil {
+		w := flash.Worker{ID: req.Chosen.Worker, DPRank: req.Chosen.DPRank}
+		routed = flash.Match{}
+		for _, m := range x.sc.Matches {
+			if m.Worker == w {
+				routed = m
 			}
-			_ = s.ix.Predict(w, x.q, s.ttl)
+		}
+	}
+	if s.predict && len(x.q.Locals) > 0 {
+		resp.Chosen = s.choose(req.Chosen, routed, matched)
+		if resp.Chosen != nil {
+			_ = s.ix.Predict(flash.Worker{ID: resp.Chosen.Worker, DPRank: resp.Chosen.DPRank}, x.q, s.ttl)
 		}
 	}
 	s.prom.ObserveRoute(routed, len(x.q.Locals))
@@ -456,15 +459,15 @@ func (s *server) knows(w flash.Worker) bool {
 	return slices.Contains(s.fleet, w) || s.ix.HasWorker(w)
 }
 
-// choose returns the worker a request goes to: the client's, else the
-// deepest match (fewest blocks held among equals), else the fleet's next
-// worker in turn; nil when there is none.
-func (s *server) choose(client *routeWorker, sc *flash.Scores) *routeWorker {
+// choose returns the worker a request goes to: the client's, else best,
+// the best match (Scores.Best) when matched, else the fleet's next worker
+// in turn; nil when there is none.
+func (s *server) choose(client *routeWorker, best flash.Match, matched bool) *routeWorker {
 	if client != nil {
 		return client
 	}
-	if m, ok := sc.Best(); ok {
-		return &routeWorker{Worker: m.Worker.ID, DPRank: m.Worker.DPRank}
+	if matched {
+		return &routeWorker{Worker: best.Worker.ID, DPRank: best.Worker.DPRank}
 	}
 	if len(s.fleet) == 0 {
 		return nil
