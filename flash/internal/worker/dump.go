@@ -32,7 +32,8 @@ func (o *Owner) Dump(ws *State) snapshot.Worker {
 		if o.tiered() {
 			sn.Tiers = make([]uint8, len(sn.IDs))
 			for j, id := range sn.IDs {
-				sn.Tiers[j], _ = ws.idTiers(id, i)
+				v, _ := ws.idValue(id)
+				sn.Tiers[j], _ = ws.idTiers(v)
 			}
 		}
 		sw.Nodes[k] = sn
@@ -61,7 +62,8 @@ func (o *Owner) Restore(ws *State, sw snapshot.Worker) {
 			ws.addID(id, i)
 			ws.node(i).st++
 			if o.tiered() {
-				_, alias := ws.idTiers(id, i)
+				v, _ := ws.idValue(id)
+				_, alias := ws.idTiers(v)
 				ws.setIDTiers(i, alias, sn.TiersOf(j))
 			}
 		}

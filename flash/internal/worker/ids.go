@@ -323,12 +323,19 @@ func (ws *State) idPlace(h uint64, v uint32) {
 
 // getID returns the node of id k.
 func (ws *State) getID(k uint64) (uint32, bool) {
+	v, ok := ws.idValue(k)
+	return ws.idNode(v), ok
+}
+
+// idValue returns id k's value in the map: its node, or idAlias and its
+// alias.
+func (ws *State) idValue(k uint64) (uint32, bool) {
 	m := &ws.ids
 	if k == 0 {
-		return ws.idNode(m.zv), m.hasZ
+		return m.zv, m.hasZ
 	}
 	if s, ok, _ := ws.idFind(uint64(k)); ok {
-		return ws.idNode(*m.at(s)), true
+		return *m.at(s), true
 	}
 	return 0, false
 }

@@ -53,18 +53,14 @@ func (ws *State) setCut(i uint32, c uint8) {
 // freshTiers gives a node just made its tier word: no tiers, no cut.
 func (ws *State) freshTiers(i uint32) { *ws.tw(i) = noCut << twCutBit }
 
-// idTiers returns the tiers of id k of node ni, and its alias (-1: the
-// node's own id).
-func (ws *State) idTiers(k uint64, ni uint32) (uint8, int) {
-	if n := ws.node(ni); n.st&nodeOwnID != 0 && n.ext == k {
-		return uint8(*ws.tw(ni) & twTiers), -1
+// idTiers returns the tiers of the id whose map value is v (idValue), and
+// its alias (-1: its node's own id).
+func (ws *State) idTiers(v uint32) (uint8, int) {
+	if v&idAlias != 0 {
+		j := int(v &^ idAlias)
+		return ws.aliases[j].tiers, j
 	}
-	for j := range ws.aliases {
-		if a := &ws.aliases[j]; a.node == ni && a.ext == k {
-			return a.tiers, j
-		}
-	}
-	return 0, -1 // not reached: k is an id of ni
+	return uint8(*ws.tw(v) & twTiers), -1
 }
 
 // setIDTiers sets the tiers of node ni's id: its own (alias -1) or an alias.
@@ -166,8 +162,20 @@ func (o *Owner) moveCut(ws *State, pos int, seq uint64, was, now uint8) {
 
 // addTier adds the event's tier (Owner.Tier) to id k of node ni, which the
 // worker holds, and reports whether it was not in it.
+//
+// It runs within Commit, while the map holds the batch's claims, whose keys
+// are the batch's (gone by then): it finds the id through its node, not
+// the map.
 func (o *Owner) addTier(ws *State, k uint64, ni uint32) bool {
-	m, alias := ws.idTiers(k, ni)
+	v := ni
+	if n := ws.node(ni); n.st&nodeOwnID == 0 || n.ext != k {
+		for j := range ws.aliases {
+			if a := &ws.aliases[j]; a.node == ni && a.ext == k {
+				v = idAlias | uint32(j)
+			}
+		}
+	}
+	m, alias := ws.idTiers(v)
 	bit := uint8(1) << o.Tier
 	if m&bit != 0 {
 		return false
@@ -182,11 +190,12 @@ func (o *Owner) addTier(ws *State, k uint64, ni uint32) bool {
 func (o *Owner) removeTiered(ws *State, hashes []uint64) (removed int) {
 	bit := uint8(1) << o.Tier
 	for _, h := range hashes {
-		ni, ok := ws.getID(h)
+		v, ok := ws.idValue(h)
 		if !ok {
 			continue
 		}
-		m, alias := ws.idTiers(h, ni)
+		ni := ws.idNode(v)
+		m, alias := ws.idTiers(v)
 		if m&bit == 0 {
 			continue // held, but not in this tier
 		}
