@@ -1,7 +1,6 @@
 package baseline_test
 
 import (
-	"maps"
 	"testing"
 
 	"github.com/flashindexer/flashindexer/bench/baseline"
@@ -29,10 +28,9 @@ func backends() []backend {
 func TestBaselines_Conformance(t *testing.T) {
 	for _, b := range backends() {
 		t.Run("impl="+b.name, func(t *testing.T) {
-			// Every peer modelled here keeps one tier.
-			o := flashtest.Options{Skip: maps.Clone(flashtest.TierCases)}
+			var o flashtest.Options
 			if b.blind {
-				maps.Copy(o.Skip, baseline.BlindCases)
+				o.Skip = baseline.BlindCases
 			}
 			flashtest.Run(t, b.make, o)
 		})
@@ -47,7 +45,7 @@ func TestBaselines_BlindCasesFail(t *testing.T) {
 			continue
 		}
 		for name := range baseline.BlindCases {
-			if name == "random_differential" {
+			if name == "random_differential" || name == "tiers_random_differential" {
 				continue
 			}
 			if msg := flashtest.Check(t, name, b.make); msg == "" {

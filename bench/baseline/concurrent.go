@@ -15,6 +15,7 @@ type cnode struct {
 	local    flash.LocalHash
 	children map[flash.LocalHash]*cnode
 	workers  map[flash.Worker]struct{}
+	slow     map[flash.Worker]flash.Tier // the workers whose fastest tier is not 0
 }
 
 func newCNode(parent *cnode, local flash.LocalHash) *cnode {
@@ -31,7 +32,7 @@ type ConcurrentRadix struct {
 	mailbox
 	root     *cnode
 	lanes    []*clane
-	tokens   int
+	cfg      flash.Config
 	wg       sync.WaitGroup
 	counters model.Counters
 	slots    atomic.Int64
@@ -49,7 +50,7 @@ var _ flash.Index = (*ConcurrentRadix)(nil)
 // NewConcurrentRadix returns the concurrent radix tree with the given number
 // of writer goroutines (at least 1).
 func NewConcurrentRadix(cfg flash.Config, writers int) *ConcurrentRadix {
-	t := &ConcurrentRadix{root: newCNode(nil, 0), tokens: cfg.Normalize().BlockSize}
+	t := &ConcurrentRadix{root: newCNode(nil, 0), cfg: cfg.Normalize()}
 	for i := 0; i < max(1, writers); i++ {
 		ln := &clane{t: t, lookup: map[flash.Worker]map[contentKey]*cnode{}, inbox: make(chan request, actorQueue)}
 		ln.front = model.NewFront(cfg, &t.counters, &t.slots)
@@ -98,6 +99,7 @@ func (ln *clane) Del(w flash.Worker, p model.Place) {
 	}
 	n.mu.Lock()
 	delete(n.workers, w)
+	delete(n.slow, w)
 	empty := len(n.workers) == 0 && len(n.children) == 0
 	n.mu.Unlock()
 	for empty && n != ln.t.root {
@@ -112,6 +114,13 @@ func (ln *clane) Del(w flash.Worker, p model.Place) {
 		parent.mu.Unlock()
 		n = parent
 	}
+}
+
+func (ln *clane) Fastest(w flash.Worker, p model.Place, t flash.Tier) {
+	n := ln.lookup[w][contentKey{p.Pos, p.Seq}]
+	n.mu.Lock()
+	setTier(&n.slow, w, t)
+	n.mu.Unlock()
 }
 
 func (t *ConcurrentRadix) lane(id uint64) *clane {
@@ -136,14 +145,17 @@ func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 	if n == nil {
 		return
 	}
-	var depth map[flash.Worker]int
+	a := newAnswer(dst, &t.cfg, t.BlockCount)
 	n.mu.RLock()
 	active := make(map[flash.Worker]struct{}, len(n.workers))
 	for w := range n.workers {
 		active[w] = struct{}{}
+		a.at(w, 0, n.slow[w])
 	}
 	n.mu.RUnlock()
-	depth = make(map[flash.Worker]int, len(active))
+	// Depths are emitted after the walk: BlockCount waits on the writers,
+	// which may wait on a node's lock.
+	depth := make(map[flash.Worker]int, len(active))
 	for i := 1; i < len(q.Locals) && len(active) > 0; i++ {
 		n.mu.RLock()
 		next := n.children[q.Locals[i]]
@@ -160,6 +172,8 @@ func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 			if _, ok := next.workers[w]; !ok {
 				depth[w] = i
 				delete(active, w)
+			} else if len(next.slow) > 0 {
+				a.at(w, i, next.slow[w])
 			}
 		}
 		next.mu.RUnlock()
@@ -169,7 +183,7 @@ func (t *ConcurrentRadix) FindMatches(q flash.Query, dst *flash.Scores) {
 		depth[w] = len(q.Locals)
 	}
 	for w, d := range depth {
-		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * t.tokens, Blocks: t.BlockCount(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
+		a.emit(w, d)
 	}
 }
 

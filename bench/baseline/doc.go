@@ -25,6 +25,10 @@
 // Every backend resolves events through the reference model's front
 // (model.Front): parent lookup by external hash, sequence hashes computed
 // from the parent's, validation, counters; it tells the backend which
-// contents a worker starts or stops holding. The backends differ only in the
-// index they keep and how they answer queries.
+// contents a worker starts or stops holding and, in an index of several
+// tiers, the fastest tier each is in (model.TierSink). The backends differ
+// only in the index they keep and how they answer queries. Each keeps the
+// fastest tier beside its worker sets, only for contents not in tier 0, and
+// a query folds the fastest tiers of the positions a worker holds into its
+// nested tier depths, so a one-tier index keeps the structure it had.
 package baseline

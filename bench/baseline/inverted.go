@@ -11,7 +11,14 @@ import (
 // O(D + W). Merging the sets of every sequence hash of a local hash is what
 // makes it blind to chunk collisions.
 type invertedState struct {
-	idx map[flash.LocalHash]map[flash.SeqHash]map[flash.Worker]struct{}
+	idx  map[flash.LocalHash]map[flash.SeqHash]map[flash.Worker]struct{}
+	slow map[contentOf]flash.Tier // fastest tiers but 0
+}
+
+// contentOf names a worker's content by its sequence hash, as the index does.
+type contentOf struct {
+	w   flash.Worker
+	seq flash.SeqHash
 }
 
 func newInvertedState() *invertedState {
@@ -44,38 +51,54 @@ func (s *invertedState) Del(w flash.Worker, p model.Place) {
 	if len(bySeq) == 0 {
 		delete(s.idx, p.Local)
 	}
+	delete(s.slow, contentOf{w, p.Seq})
 }
 
-func holdsAny(bySeq map[flash.SeqHash]map[flash.Worker]struct{}, w flash.Worker) bool {
-	for _, ws := range bySeq {
+func (s *invertedState) Fastest(w flash.Worker, p model.Place, t flash.Tier) {
+	setTier(&s.slow, contentOf{w, p.Seq}, t)
+}
+
+// holdsAny reports whether w holds any of bySeq's blocks, and the fastest
+// tier it holds one in.
+func (s *invertedState) holdsAny(bySeq map[flash.SeqHash]map[flash.Worker]struct{}, w flash.Worker) (bool, flash.Tier) {
+	held, f := false, flash.Tier(flash.MaxTiers)
+	for seq, ws := range bySeq {
 		if _, ok := ws[w]; ok {
-			return true
+			if held = true; len(s.slow) == 0 {
+				return true, 0
+			}
+			f = min(f, s.slow[contentOf{w, seq}])
 		}
 	}
-	return false
+	return held, f
 }
 
-func (s *invertedState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, tokens int, blocks func(flash.Worker) int) {
+func (s *invertedState) find(q flash.Query, _ []flash.SeqHash, a *answer) {
 	active := map[flash.Worker]struct{}{}
 	for _, ws := range s.idx[q.Locals[0]] {
 		for w := range ws {
 			active[w] = struct{}{}
 		}
 	}
-	emit := func(w flash.Worker, d int) {
-		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
+	if len(s.slow) > 0 {
+		for w := range active {
+			_, f := s.holdsAny(s.idx[q.Locals[0]], w)
+			a.at(w, 0, f)
+		}
 	}
 	for i := 1; i < len(q.Locals) && len(active) > 0; i++ {
 		bySeq := s.idx[q.Locals[i]]
 		for w := range active {
-			if !holdsAny(bySeq, w) {
-				emit(w, i)
+			if held, f := s.holdsAny(bySeq, w); !held {
+				a.emit(w, i)
 				delete(active, w)
+			} else {
+				a.at(w, i, f)
 			}
 		}
 	}
 	for w := range active {
-		emit(w, len(q.Locals))
+		a.emit(w, len(q.Locals))
 	}
 }
 

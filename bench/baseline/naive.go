@@ -9,7 +9,8 @@ import (
 // sequence hashes. A query walks every worker along the query and asks, at
 // each block, whether the worker holds any block with that local hash.
 type naiveState struct {
-	idx map[flash.Worker]map[flash.LocalHash]map[flash.SeqHash]struct{}
+	idx  map[flash.Worker]map[flash.LocalHash]map[flash.SeqHash]struct{}
+	slow map[flash.Worker]map[flash.SeqHash]flash.Tier // fastest tiers but 0
 }
 
 func newNaiveState() *naiveState {
@@ -39,16 +40,37 @@ func (s *naiveState) Del(w flash.Worker, p model.Place) {
 	if len(m) == 0 {
 		delete(s.idx, w)
 	}
+	if sl := s.slow[w]; sl != nil {
+		delete(sl, p.Seq)
+	}
 }
 
-func (s *naiveState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, tokens int, blocks func(flash.Worker) int) {
+func (s *naiveState) Fastest(w flash.Worker, p model.Place, t flash.Tier) {
+	if s.slow == nil {
+		s.slow = map[flash.Worker]map[flash.SeqHash]flash.Tier{}
+	}
+	sl := s.slow[w]
+	setTier(&sl, p.Seq, t)
+	s.slow[w] = sl
+}
+
+func (s *naiveState) find(q flash.Query, _ []flash.SeqHash, a *answer) {
 	for w, m := range s.idx {
+		sl := s.slow[w]
 		d := 0
 		for d < len(q.Locals) && len(m[q.Locals[d]]) > 0 {
+			if len(sl) > 0 {
+				// The fastest tier of any block with this chunk.
+				f := flash.Tier(flash.MaxTiers)
+				for seq := range m[q.Locals[d]] {
+					f = min(f, sl[seq])
+				}
+				a.at(w, d, f)
+			}
 			d++
 		}
 		if d > 0 {
-			dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
+			a.emit(w, d)
 		}
 	}
 }

@@ -13,6 +13,7 @@ type rnode struct {
 	local    flash.LocalHash
 	children map[flash.LocalHash]*rnode
 	workers  map[flash.Worker]struct{}
+	slow     map[flash.Worker]flash.Tier // the workers whose fastest tier is not 0
 }
 
 func newRNode(parent *rnode, local flash.LocalHash) *rnode {
@@ -59,13 +60,18 @@ func (s *radixState) Del(w flash.Worker, p model.Place) {
 		delete(s.lookup, w)
 	}
 	delete(n.workers, w)
+	delete(n.slow, w)
 	for n != s.root && len(n.workers) == 0 && len(n.children) == 0 {
 		delete(n.parent.children, n.local)
 		n = n.parent
 	}
 }
 
-func (s *radixState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, tokens int, blocks func(flash.Worker) int) {
+func (s *radixState) Fastest(w flash.Worker, p model.Place, t flash.Tier) {
+	setTier(&s.lookup[w][contentKey{p.Pos, p.Seq}].slow, w, t)
+}
+
+func (s *radixState) find(q flash.Query, _ []flash.SeqHash, a *answer) {
 	n := s.root.children[q.Locals[0]]
 	if n == nil {
 		return
@@ -73,20 +79,20 @@ func (s *radixState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, t
 	active := make(map[flash.Worker]struct{}, len(n.workers))
 	for w := range n.workers {
 		active[w] = struct{}{}
-	}
-	emit := func(w flash.Worker, d int) {
-		dst.Matches = append(dst.Matches, flash.Match{Worker: w, Depth: d, Tokens: d * tokens, Blocks: blocks(w), TierDepth: [flash.MaxTiers]int32{int32(d)}})
+		a.at(w, 0, n.slow[w])
 	}
 	for i := 1; i < len(q.Locals) && len(active) > 0; i++ {
 		n = n.children[q.Locals[i]]
 		for w := range active {
 			if n == nil {
-				emit(w, i)
+				a.emit(w, i)
 				continue
 			}
 			if _, ok := n.workers[w]; !ok {
-				emit(w, i)
+				a.emit(w, i)
 				delete(active, w)
+			} else if len(n.slow) > 0 {
+				a.at(w, i, n.slow[w])
 			}
 		}
 		if n == nil {
@@ -94,7 +100,7 @@ func (s *radixState) find(q flash.Query, _ []flash.SeqHash, dst *flash.Scores, t
 		}
 	}
 	for w := range active {
-		emit(w, len(q.Locals))
+		a.emit(w, len(q.Locals))
 	}
 }
 

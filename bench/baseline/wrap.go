@@ -8,13 +8,13 @@ import (
 	"github.com/flashindexer/flashindexer/flash/model"
 )
 
-// state is an index a wrapper serializes: it hears content changes from the
-// front and answers queries.
+// state is an index a wrapper serializes: it hears content changes, and the
+// fastest tier of each content, from the front and answers queries.
 type state interface {
-	model.Sink
-	// find writes every worker's depth for q into dst; seqs are q's sequence
-	// hashes, blocks gives a worker's block count.
-	find(q flash.Query, seqs []flash.SeqHash, dst *flash.Scores, tokens int, blocks func(flash.Worker) int)
+	model.TierSink
+	// find writes every worker's depths for q into a; seqs are q's
+	// sequence hashes.
+	find(q flash.Query, seqs []flash.SeqHash, a *answer)
 }
 
 // locked serializes writers with an RWMutex; queries share the read lock.
@@ -22,13 +22,13 @@ type locked struct {
 	mu       sync.RWMutex
 	front    *model.Front
 	st       state
-	tokens   int
+	cfg      flash.Config
 	closed   bool
 	counters model.Counters
 }
 
 func newLocked(cfg flash.Config, st state) *locked {
-	l := &locked{st: st, tokens: cfg.Normalize().BlockSize}
+	l := &locked{st: st, cfg: cfg.Normalize()}
 	l.front = model.NewFront(cfg, &l.counters, nil)
 	return l
 }
@@ -52,7 +52,8 @@ func (l *locked) FindMatches(q flash.Query, dst *flash.Scores) {
 	seqs := model.SeqsOf(q)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	l.st.find(q, seqs, dst, l.tokens, l.front.BlockCount)
+	a := newAnswer(dst, &l.cfg, l.front.BlockCount)
+	l.st.find(q, seqs, &a)
 }
 
 func (l *locked) RemoveWorker(id uint64) error {
@@ -91,7 +92,7 @@ type actor struct {
 	mailbox
 	front    *model.Front
 	st       state
-	tokens   int
+	cfg      flash.Config
 	inbox    chan request
 	done     chan struct{}
 	counters model.Counters
@@ -198,7 +199,7 @@ type request struct {
 const actorQueue = 1024
 
 func newActor(cfg flash.Config, st state) *actor {
-	a := &actor{st: st, tokens: cfg.Normalize().BlockSize, inbox: make(chan request, actorQueue), done: make(chan struct{})}
+	a := &actor{st: st, cfg: cfg.Normalize(), inbox: make(chan request, actorQueue), done: make(chan struct{})}
 	a.front = model.NewFront(cfg, &a.counters, nil)
 	go a.loop()
 	return a
@@ -206,9 +207,12 @@ func newActor(cfg flash.Config, st state) *actor {
 
 func (a *actor) loop() {
 	defer close(a.done)
-	serve(a.inbox, a.front, a.st, func(r *request) {
-		a.st.find(r.q, model.SeqsOf(r.q), r.dst, a.tokens, a.front.BlockCount)
-	})
+	serve(a.inbox, a.front, a.st, a.find)
+}
+
+func (a *actor) find(r *request) {
+	ans := newAnswer(r.dst, &a.cfg, a.front.BlockCount)
+	a.st.find(r.q, model.SeqsOf(r.q), &ans)
 }
 
 // serve is an owner goroutine's loop: it applies inbox's requests to front,
@@ -248,7 +252,7 @@ func (a *actor) FindMatches(q flash.Query, dst *flash.Scores) {
 	if !a.send(a.inbox, request{kind: reqFind, q: q, dst: dst}, true) {
 		// Closed: the state is final and the actor gone; answer directly.
 		<-a.done
-		a.st.find(q, model.SeqsOf(q), dst, a.tokens, a.front.BlockCount)
+		a.find(&request{q: q, dst: dst})
 	}
 }
 

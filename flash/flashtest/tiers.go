@@ -24,8 +24,7 @@ func tieredConfig(n int) flash.Config {
 }
 
 // TierCases are the names of the cases about tiers (a subset of Cases):
-// a backend that keeps one tier, as each peer modelled in bench/baseline
-// does, skips them.
+// a backend that keeps one tier skips them.
 var TierCases = map[string]string{}
 
 func init() {

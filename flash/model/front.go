@@ -27,6 +27,35 @@ type Sink interface {
 	Del(w flash.Worker, p Place) // w stops holding p (the last engine id naming it left)
 }
 
+// TierSink is a Sink that, in an index of several tiers, also hears the
+// fastest tier each content a worker holds is in: after Add, and whenever it
+// changes while the worker holds the content. A content not named is in
+// tier 0 (the fastest) or not held.
+type TierSink interface {
+	Sink
+	Fastest(w flash.Worker, p Place, t flash.Tier)
+}
+
+// fastest returns the fastest tier n counts an engine id in, -1 if none.
+func fastest(n *[flash.MaxTiers]int) int {
+	for t, c := range n {
+		if c > 0 {
+			return t
+		}
+	}
+	return -1
+}
+
+// refastest tells s the fastest tier of w's content p when it is no longer
+// was (the fastest before a change of n).
+func refastest(s Sink, w flash.Worker, p Place, n *[flash.MaxTiers]int, was int) {
+	if ts, ok := s.(TierSink); ok {
+		if f := fastest(n); f >= 0 && f != was {
+			ts.Fastest(w, p, flash.Tier(f))
+		}
+	}
+}
+
 type noSink struct{}
 
 func (noSink) Add(flash.Worker, Place) {}
@@ -141,7 +170,10 @@ func ClearsAll(ev *flash.Event, cfg *flash.Config) bool { return !ev.TierOnly ||
 func (ch *chain) untier(w flash.Worker, h flash.ExternalHash, p Place, t flash.Tier, s Sink) {
 	k := contentKey{p.Pos, p.Seq}
 	if ch.tiers != nil {
-		ch.inTier[k][t]--
+		n := ch.inTier[k]
+		was := fastest(n)
+		n[t]--
+		defer refastest(s, w, p, n, was)
 		if ch.tiers[h] &^= 1 << t; ch.tiers[h] != 0 {
 			return
 		}
@@ -232,7 +264,9 @@ func (c *Front) store(ev *flash.Event, ch *chain, s Sink) error {
 				n = new([flash.MaxTiers]int)
 				ch.inTier[k] = n
 			}
+			was := fastest(n)
 			n[ev.Tier]++
+			refastest(s, ev.Worker, p, n, was)
 		}
 		c.counters.Add(CounterBlocksStored, 1)
 	}
