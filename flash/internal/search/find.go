@@ -241,14 +241,11 @@ func (f *Finder) Deepest() int { return f.deepest }
 // returns the number of entries it looked up: D/J + drop-out groups × log
 // J. sets is scratch of jump.Scratch(Words, Jump) words; sc is the
 // scratch of a search with predictions (Joint), used when any is held.
+// A tiered index's search runs through RunTiered.
 func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 	ix, n := f.ix, len(f.locals)
 	if n == 0 {
 		return 0
-	}
-	f.sc = sc
-	if ix.Tiers > 1 {
-		sc.sizeTiers(ix.Dir.Len(), ix.Tiers)
 	}
 	if ix.Predicted.Load() > 0 {
 		return f.runJoint(sets, sc)
@@ -279,6 +276,9 @@ func (f *Finder) Run(sets []uint64, sc *Scratch) int {
 		if !f.again(runs, ix.epoch(false) == te) {
 			return f.probes
 		}
+		if ix.Tiers > 1 {
+			sc.resetTiers()
+		}
 	}
 }
 
@@ -292,9 +292,6 @@ func (f *Finder) again(runs int, tablesSame bool) bool {
 		return false
 	}
 	f.hits, f.deepest = f.hits[:f.start], 0
-	if f.ix.Tiers > 1 {
-		f.sc.resetTiers()
-	}
 	if !tablesSame && runs >= MaxSearchRetries {
 		f.stable = true
 	}

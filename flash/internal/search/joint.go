@@ -94,6 +94,9 @@ func (f *Finder) runJoint(sets []uint64, sc *Scratch) int {
 		if !j.again(runs, ix.epoch(true) == te) {
 			break
 		}
+		if ix.Tiers > 1 {
+			sc.resetTiers()
+		}
 	}
 	f.hits, f.computed, f.probes, f.deepest = j.hits, j.computed, j.probes, j.deepest
 	j.Finder = Finder{} // keeps no reference to the query or its result

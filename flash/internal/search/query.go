@@ -59,9 +59,10 @@ func (ix *Index) Find(st *State, key uintptr, locals, seqs []uint64, hits []Hit)
 	}
 	var f Finder
 	f.Start(ix, locals, seqs, computed, hits[:0])
-	st.Probes = f.Run(st.sets[:need], &st.pred)
 	if ix.Tiers > 1 {
-		st.pred.resetTiers()
+		st.Probes = f.RunTiered(st.sets[:need], &st.pred)
+	} else {
+		st.Probes = f.Run(st.sets[:need], &st.pred)
 	}
 	if timed {
 		ix.Latency.observe(time.Since(t0))

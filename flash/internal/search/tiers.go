@@ -9,6 +9,17 @@ import "math/bits"
 // a slot's places into one hit, its depth per tier in Hit.Tiers, nested,
 // and its Depth the slowest tier's.
 
+// RunTiered is Run for a tiered index (Index.Tiers > 1): its scratch
+// sized before the search and emptied after it (the search empties it
+// between runs).
+func (f *Finder) RunTiered(sets []uint64, sc *Scratch) int {
+	f.sc = sc
+	sc.sizeTiers(f.ix.Dir.Len(), f.ix.Tiers)
+	probes := f.Run(sets, sc)
+	sc.resetTiers()
+	return probes
+}
+
 // sizeTiers makes the tiered search's scratch fit slots worker slots of
 // tiers places each.
 func (sc *Scratch) sizeTiers(slots, tiers int) {
