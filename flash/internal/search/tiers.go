@@ -67,6 +67,11 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 	info, split := ix.Dir.Infos(), &sc.split
 	tokens := depth * ix.BlockSize
 	emitted := false
+	// last is the slot of the place last folded: a slot's places are
+	// consecutive, fastest first, so a later place of it at this depth
+	// lifts only tiers its first one did (a joint pass folds each, for
+	// Predicted).
+	last := -1
 	for wi, word := range s {
 		// The word's first place, split into slot and tier once; each
 		// bit's offset from it through the table (no division a bit).
@@ -77,6 +82,9 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 			word &= word - 1
 			qr := split[c0+b]
 			slot, c := slot0+int(qr>>8), int(qr&0xff)
+			if slot == last && exact == nil {
+				continue
+			}
 			var m *Hit
 			if k := sc.tierHit[slot]; k != 0 && !f.careful {
 				m = &ms[k-1]
@@ -108,7 +116,7 @@ func (f *Finder) emitTiered(s []uint64, depth int, exact []int32) {
 			if exact != nil && c == t-1 {
 				m.Predicted = depth - min(int(exact[p0|b]), depth)
 			}
-			emitted = true
+			last, emitted = slot, true
 		}
 	}
 	if emitted {
