@@ -40,8 +40,10 @@ func (s *naiveState) Del(w flash.Worker, p model.Place) {
 	if len(m) == 0 {
 		delete(s.idx, w)
 	}
-	if sl := s.slow[w]; sl != nil {
-		delete(sl, p.Seq)
+	if sl, ok := s.slow[w]; ok {
+		if delete(sl, p.Seq); len(sl) == 0 {
+			delete(s.slow, w)
+		}
 	}
 }
 
@@ -50,8 +52,11 @@ func (s *naiveState) Fastest(w flash.Worker, p model.Place, t flash.Tier) {
 		s.slow = map[flash.Worker]map[flash.SeqHash]flash.Tier{}
 	}
 	sl := s.slow[w]
-	setTier(&sl, p.Seq, t)
-	s.slow[w] = sl
+	if setTier(&sl, p.Seq, t); len(sl) == 0 {
+		delete(s.slow, w)
+	} else {
+		s.slow[w] = sl
+	}
 }
 
 func (s *naiveState) find(q flash.Query, _ []flash.SeqHash, a *answer) {
