@@ -33,7 +33,7 @@ func (o *Owner) Dump(ws *State) snapshot.Worker {
 			sn.Tiers = make([]uint8, len(sn.IDs))
 			for j, id := range sn.IDs {
 				v, _ := ws.idValue(id)
-				sn.Tiers[j], _ = ws.idTiers(v)
+				sn.Tiers[j] = ws.idTiers(v)
 			}
 		}
 		sw.Nodes[k] = sn
@@ -63,8 +63,7 @@ func (o *Owner) Restore(ws *State, sw snapshot.Worker) {
 			ws.node(i).st++
 			if o.tiered() {
 				v, _ := ws.idValue(id)
-				_, alias := ws.idTiers(v)
-				ws.setIDTiers(i, alias, sn.TiersOf(j))
+				ws.setIDTiers(v, sn.TiersOf(j))
 			}
 		}
 		if len(sn.IDs) != 1 {

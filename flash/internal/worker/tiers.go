@@ -53,34 +53,23 @@ func (ws *State) setCut(i uint32, c uint8) {
 // freshTiers gives a node just made its tier word: no tiers, no cut.
 func (ws *State) freshTiers(i uint32) { *ws.tw(i) = noCut << twCutBit }
 
-// idTiers returns the tiers of the id whose map value is v (idValue), and
-// its alias (-1: its node's own id).
-func (ws *State) idTiers(v uint32) (uint8, int) {
+// idTiers returns the tiers of the id whose map value is v (idValue: a
+// node, its own id, or idAlias|alias).
+func (ws *State) idTiers(v uint32) uint8 {
 	if v&idAlias != 0 {
-		j := int(v &^ idAlias)
-		return ws.aliases[j].tiers, j
+		return ws.aliases[v&^idAlias].tiers
 	}
-	return uint8(*ws.tw(v) & twTiers), -1
+	return uint8(*ws.tw(v) & twTiers)
 }
 
-// setIDTiers sets the tiers of node ni's id: its own (alias -1) or an alias.
-func (ws *State) setIDTiers(ni uint32, alias int, m uint8) {
-	if alias >= 0 {
-		ws.aliases[alias].tiers = m
-		return
-	}
-	w := ws.tw(ni)
-	*w = *w&^twTiers | uint32(m)
-}
-
-// setIDTiersAt sets the tiers of the id whose map value is v (a node, or
-// idAlias|alias) to m: an id setID just gave a node.
-func (ws *State) setIDTiersAt(v uint32, m uint8) {
+// setIDTiers sets the tiers of the id whose map value is v to m.
+func (ws *State) setIDTiers(v uint32, m uint8) {
 	if v&idAlias != 0 {
 		ws.aliases[v&^idAlias].tiers = m
 		return
 	}
-	ws.setIDTiers(v, -1, m)
+	w := ws.tw(v)
+	*w = *w&^twTiers | uint32(m)
 }
 
 // nodeTiers returns the tiers that hold node i: its ids' union.
@@ -175,12 +164,11 @@ func (o *Owner) addTier(ws *State, k uint64, ni uint32) bool {
 			}
 		}
 	}
-	m, alias := ws.idTiers(v)
-	bit := uint8(1) << o.Tier
+	m, bit := ws.idTiers(v), uint8(1)<<o.Tier
 	if m&bit != 0 {
 		return false
 	}
-	ws.setIDTiers(ni, alias, m|bit)
+	ws.setIDTiers(v, m|bit)
 	o.recut(ws, ni)
 	return true
 }
@@ -195,13 +183,13 @@ func (o *Owner) removeTiered(ws *State, hashes []uint64) (removed int) {
 			continue
 		}
 		ni := ws.idNode(v)
-		m, alias := ws.idTiers(v)
+		m := ws.idTiers(v)
 		if m&bit == 0 {
 			continue // held, but not in this tier
 		}
 		removed++
 		if m &^= bit; m != 0 {
-			ws.setIDTiers(ni, alias, m)
+			ws.setIDTiers(v, m)
 			o.recut(ws, ni)
 			continue
 		}

@@ -621,7 +621,7 @@ func (o *Owner) storeBlock(ws *State, k uint64, pos uint32, key keyhash.Key, par
 	n := ws.node(ni)
 	n.st++ // one more ref
 	if o.tiered() {
-		ws.setIDTiersAt(*w, 1<<o.Tier)
+		ws.setIDTiers(*w, 1<<o.Tier)
 		o.recut(ws, ni)
 		return ni
 	}
