@@ -30,7 +30,8 @@
 //
 // A Writer is what a write path uses: keys named with their slot hash once
 // (Writer.Key), Or with an unless mask, GetOrPut, Update of a value under
-// its shard, OrRun over the keys of consecutive positions in one call, and
+// its shard, OrRun over the keys of consecutive positions in one call (and
+// OrRunHeld, which hands a sole writer the value where the run stopped), and
 // prefetches of the tables and buckets it is about to write.
 //
 // # Design

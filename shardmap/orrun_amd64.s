@@ -78,7 +78,7 @@ advance: \
 	JNE  next; \
 	JMP  done
 
-// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask, unless uint64) (int, bool)
+// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask, unless uint64) (int, *uint64)
 //
 // orRunGo, in registers. Per key: AX its K, CX its table, DX the table's
 // slots, BX the probed bucket's byte offset, R13 the
@@ -91,7 +91,7 @@ advance: \
 // x86-64 makes them visible in program order (order.Publish).
 // With one shard (smask 0) a loop of its own takes each key's table from
 // its position's pointer, computing no shard; both loops step by ORKEY.
-TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-65
+TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-72
 	MOVQ keys_len+24(FP), R10
 	SHLQ $3, R10
 	JEQ  done
@@ -133,7 +133,7 @@ next:
 done:
 	MOVQ keys_len+24(FP), AX
 	MOVQ AX, ret+56(FP)
-	MOVB $0, ret1+64(FP)
+	MOVQ $0, ret1+64(FP)
 	RET
 
 stop:
@@ -141,12 +141,14 @@ stop:
 	JMP  at
 
 held:
-	MOVL $1, AX
+	// The value's word: 8 past its slot (R14 bytes into the slots).
+	LEAQ 8(DX)(R14*1), AX
 
 at:
-	// The index of key R10, and AX: whether it held a bit of unless.
+	// The index of key R10, and AX: the word of its value, which held a
+	// bit of unless, or nil.
 	SARQ $3, R10
 	ADDQ keys_len+24(FP), R10
 	MOVQ R10, ret+56(FP)
-	MOVB AX, ret1+64(FP)
+	MOVQ AX, ret1+64(FP)
 	RET

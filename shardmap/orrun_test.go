@@ -103,7 +103,7 @@ func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 			}
 			if ai < n {
 				stops++
-				if ah {
+				if ah != nil {
 					helds++
 				}
 			}

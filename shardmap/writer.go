@@ -112,15 +112,28 @@ func (w Writer) GetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
 // (Go's calls keep none), and so does a call in the loop: the keys orReady
 // leaves take the general path here, outside it.
 func (w Writer) OrRun(pos int, keys []keyhash.Key, mask, unless uint64) int {
+	n, _ := w.OrRunHeld(pos, keys, mask, unless)
+	return n
+}
+
+// OrRunHeld is OrRun, and where the run stopped at a value holding a bit
+// of unless that its loop found (nearly always, for a sole writer), it
+// returns that value's word too (else nil): the caller, the table's sole
+// writer, may load it and store a new value (not 0) there with
+// order.Publish, as an Update of the key would, up to its next call on
+// the map. So a caller whose values are more than bits (the wide form's
+// lists of workers) changes the value where the run stopped without
+// probing for its key again.
+func (w Writer) OrRunHeld(pos int, keys []keyhash.Key, mask, unless uint64) (int, *uint64) {
 	for i := 0; ; i++ {
 		if w.sole {
 			n, held := w.m.orReady(pos+i, keys[i:], mask, unless)
-			if i += n; held {
-				return i
+			if i += n; held != nil {
+				return i, held
 			}
 		}
 		if i == len(keys) || w.Or(pos+i, keys[i], mask, unless)&unless != 0 {
-			return i
+			return i, nil
 		}
 	}
 }
@@ -173,13 +186,13 @@ func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
 
 // orReady is a sole writer's OrRun loop for the keys whose tables are ready and
 // have room, which are nearly all: it stops at the first key that is not
-// one (0, its table not made, or full), and returns its index and false,
+// one (0, its table not made, or full), and returns its index and nil,
 // or at the first whose value holds a bit of unless, and returns its index
-// and true.
-func (m *Map) orReady(pos int, keys []keyhash.Key, mask, unless uint64) (int, bool) {
+// and the value's word.
+func (m *Map) orReady(pos int, keys []keyhash.Key, mask, unless uint64) (int, *uint64) {
 	n := min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos)
 	if n <= 0 {
-		return 0, false
+		return 0, nil
 	}
 	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask, unless)
 }
@@ -189,14 +202,14 @@ func (m *Map) orReady(pos int, keys []keyhash.Key, mask, unless uint64) (int, bo
 // amd64 (orRun, orrun_amd64.s), where Go's register allocator spilled and
 // reloaded the loop's values at every key, and under the race detector and
 // elsewhere in Go (orRun is orRunGo).
-func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless uint64) (int, bool) {
+func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless uint64) (int, *uint64) {
 	for i, k := range keys {
 		if k.K == 0 {
-			return i, false
+			return i, nil
 		}
 		t := hotAt(hot, smask, i, k.H).Load()
 		if t == nil {
-			return i, false
+			return i, nil
 		}
 		// find, written out, with the value.
 		var j, old uint64
@@ -213,7 +226,7 @@ func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless 
 		switch {
 		case ok:
 			if old&unless != 0 {
-				return i, true
+				return i, t.val(j)
 			}
 			order.Publish(t.val(j), old|mask)
 			t.live += b2i(old == 0)
@@ -223,10 +236,10 @@ func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless 
 			t.used++
 			t.live++
 		default:
-			return i, false
+			return i, nil
 		}
 	}
-	return len(keys), false
+	return len(keys), nil
 }
 
 // soleOr is Writer.Or of a sole writer: in the common case, a table with

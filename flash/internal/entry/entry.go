@@ -93,25 +93,25 @@ func (l lists) add(e Entry, w int) (_ Entry, had, ok bool) {
 		if bits.OnesCount64(uint64(e)) >= int(l.n) {
 			return e, false, false
 		}
-		var ws [maxList]int
-		n := 0
+		// A list of the low set's slots, in order, then w.
+		v, sh := Entry(listTag), 0
 		for b := uint64(e); b != 0; b &= b - 1 {
-			ws[n] = bits.TrailingZeros64(b)
-			n++
+			v |= Entry(bits.TrailingZeros64(b)+1) << sh
+			sh += int(l.b)
 		}
-		ws[n] = w
-		return l.of(ws[:n+1]...), false, true
+		return v | Entry(w+1)<<sh, false, true
 	}
-	n := 0
-	for ; n < int(l.n) && l.slot(e, n) >= 0; n++ {
-		if l.slot(e, n) == w {
+	// The lanes from the low end: w's, or the first empty one takes it.
+	x, want, mask := uint64(e)&^formBits, uint64(w+1), uint64(l.mask)
+	for sh := 0; sh < int(l.n)*int(l.b); sh += int(l.b) {
+		switch x >> sh & mask {
+		case 0:
+			return e | Entry(want)<<sh, false, true
+		case want:
 			return e, true, true
 		}
 	}
-	if n == int(l.n) {
-		return e, false, false
-	}
-	return e | Entry(w+1)<<(int(l.b)*n), false, true
+	return e, false, false
 }
 
 // remove returns the set e (low or list), which holds slot w, without it,
@@ -383,22 +383,51 @@ func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 // of new blocks in one call, whose caller writes their nodes after it.
 // The lane is alone on its tables (Excl). In the wide form the table's run
 // makes every new entry (w alone) and sets w's bit in low sets, up to a
-// set it leaves to AttachKey (a list, a handle, or w already there), and
-// goes on after it.
+// set it leaves (a list, a handle, or w already there), which takes w
+// here, in the value's word the run found (or by AttachKey's Update where
+// the run's loop did not find it), and goes on after it.
 func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 	tab, b := wr.Plane(w)
 	if wr.Sets.Inline {
-		return tab.OrRun(pos, keys, 1<<b, 1<<b)
+		n, _ := tab.OrRunHeld(pos, keys, 1<<b, 1<<b)
+		return n
 	}
 	bit, unless := wr.Sets.alone(w)
 	unless |= bit // stop where w is already
 	for i := 0; ; i++ {
-		// Where the run stops the key is there (or its table is not
-		// ready): one Update adds w to the set it finds.
-		if i += tab.OrRun(pos+i, keys[i:], bit, unless); i == len(keys) || wr.update(tab, pos+i, keys[i], w) {
+		n, held := tab.OrRunHeld(pos+i, keys[i:], bit, unless)
+		if i += n; i == len(keys) {
+			return i
+		}
+		if held == nil {
+			if wr.update(tab, pos+i, keys[i], w) {
+				return i
+			}
+			continue
+		}
+		if wr.addHeld(held, keys[i].K, w) {
 			return i
 		}
 	}
+}
+
+// addHeld adds worker slot w to the set whose value is the word at held,
+// of the entry of sequence hash seq, which the lane alone writes (a word
+// the table's run found), and reports whether w was there.
+func (wr *Writer) addHeld(held *uint64, seq uint64, w int) bool {
+	e := Entry(atomic.LoadUint64(held))
+	if e.isHandle() {
+		return wr.Sets.setOwnBit(e, w)
+	}
+	v, had, ok := wr.Sets.l.add(e, w)
+	if had {
+		return true
+	}
+	if !ok {
+		v = wr.promote(seq, e, w)
+	}
+	order.Publish(held, uint64(v))
+	return false
 }
 
 // AttachKey is Attach of the sequence hash k.K, which Key made.
