@@ -601,24 +601,18 @@ const (
 func (ws *State) idGrow(c int) {
 	m := &ws.ids
 	m.alloc(c)
+	base := unsafe.Pointer(unsafe.SliceData(m.b))
 	for ci, ch := range ws.chunks {
-		base := uint32(ci) << nodeChunkBits
-		if base >= ws.n {
+		first := uint32(ci) << nodeChunkBits
+		if first >= ws.n {
 			break // the chunks past the nodes in use (a hint's)
 		}
-		chunk := ch[:min(uint32(len(ch)), ws.n-base)]
-		for k := range chunk {
-			if i := base + uint32(k); chunk[k].st&nodeOwnID != 0 && chunk[k].ext != 0 {
-				// idPlace's common case, its home bucket with room,
-				// written out: a call an id kept the loop's state in
-				// memory.
-				h := ws.idHash(uint64(chunk[k].ext))
-				bk := &m.b[h&m.bmask]
-				if j := bk.filled(); j < idBucketSlots {
-					bk.put(j, idTag(h), i)
-				} else {
-					ws.idPlace(h, i)
-				}
+		chunk := ch[:min(uint32(len(ch)), ws.n-first)]
+		for k := 0; k < len(chunk); k++ {
+			// placeRun places the ids whose home bucket has room; the one
+			// it stops at (rare) goes on past its home here.
+			if k += placeRun(base, m.bmask, ws.k0, ws.k1, chunk[k:], first+uint32(k)); k < len(chunk) {
+				ws.idPlace(ws.idHash(uint64(chunk[k].ext)), first+uint32(k))
 			}
 		}
 	}
@@ -627,6 +621,31 @@ func (ws *State) idGrow(c int) {
 			ws.idPlace(ws.idHash(uint64(a.ext)), idAlias|uint32(j))
 		}
 	}
+}
+
+// placeRun is idGrow's loop over nodes ns, node first on: it places each
+// own id (not 0) in its home bucket of the new table (buckets from base,
+// bmask the buckets less one, hashed with k0 and k1), in its first free
+// slot (filled: the table has had only inserts), and returns the index of
+// the first whose home bucket is full (len(ns) when none is), placing
+// nothing from it on. It calls nothing and keeps the table in registers:
+// as a method over the map's fields, the loop reloaded them after every
+// store and spilled the hash, some 50 instructions an id.
+func placeRun(base unsafe.Pointer, bmask, k0, k1 uint64, ns []node, first uint32) int {
+	for k := range ns {
+		n := &ns[k]
+		if n.st&nodeOwnID == 0 || n.ext == 0 {
+			continue
+		}
+		h := keyhash.Hash(uint64(n.ext), k0, k1)
+		bk := (*idBucket)(unsafe.Add(base, (h&bmask)*uint64(unsafe.Sizeof(idBucket{}))))
+		j := bk.filled()
+		if j >= idBucketSlots {
+			return k
+		}
+		bk.put(j, idTag(h), first+uint32(k))
+	}
+	return len(ns)
 }
 
 // resetIDs empties the map, keeping its memory when it is small.
