@@ -52,6 +52,49 @@ func TestFlash_MemoryParts(t *testing.T) {
 	}
 }
 
+// A wide index's workers take their node chunks from their lane's slabs,
+// which Memory counts whole, and give them back when they leave: with
+// every worker removed, no node memory is left (a slab goes when none of
+// its chunks is in use). Workers come and go by turns, so that slabs hold
+// chunks of several.
+func TestFlash_RemoveWorkerFreesNodes(t *testing.T) {
+	ix := flash.New(flash.WithWriters(0), flash.WithMaxWorkers(256))
+	defer ix.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	live := map[uint64]bool{}
+	for round := range 6 {
+		for k := range 40 {
+			w := uint64(round*40 + k)
+			p := flashtest.Seqs(uint64(1+r.IntN(8)), 40+r.IntN(400))
+			for from := 0; from < len(p); from += 30 {
+				if err := ix.Apply(p.StoreEvent(flash.Worker{ID: w}, from, min(from+30, len(p)), 0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			live[w] = true
+		}
+		for w := range live {
+			if r.IntN(2) == 0 {
+				if err := ix.RemoveWorker(w); err != nil {
+					t.Fatal(err)
+				}
+				delete(live, w)
+			}
+		}
+		if m := ix.Memory(); m.Nodes < 32*m.NodeCount || (m.NodeCount > 0) != (len(live) > 0) {
+			t.Fatalf("round %d, %d workers: %d bytes of nodes for %d nodes", round, len(live), m.Nodes, m.NodeCount)
+		}
+	}
+	for w := range live {
+		if err := ix.RemoveWorker(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := ix.Memory(); m.NodeCount != 0 || m.Nodes != 0 {
+		t.Fatalf("every worker removed: %d bytes of nodes for %d nodes", m.Nodes, m.NodeCount)
+	}
+}
+
 // A worker of a few blocks keeps a few nodes: its first chunk starts at 64
 // nodes and doubles as it fills (was a whole chunk, 1,024 nodes, at once).
 func TestFlash_SmallWorkerSmallNodes(t *testing.T) {

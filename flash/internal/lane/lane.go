@@ -343,6 +343,7 @@ func (ln *lane) removeWorker(id uint64) {
 		ln.dropAll(w, ws.Slot)
 		delete(ln.preds, w)
 		ln.own.Clear(ws)
+		ln.own.Release(ws)
 		ln.reserveFor(ws, -1)
 		ln.s.release(w, ws.Slot)
 		delete(ln.workers, w)

@@ -470,6 +470,7 @@ func (s *Set) Memory(m *worker.Memory) {
 			for _, ws := range ln.workers {
 				ws.AddMemory(m)
 			}
+			ln.own.AddMemory(m)
 			for _, p := range ln.preds {
 				m.Predictions += p.bytes()
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/flashindexer/flashindexer/shardmap"
 )
 
-// A wide index's worker makes its node chunks one at a time, so it keeps
+// A wide index's worker takes its node chunks one at a time, so it keeps
 // less than a chunk past its nodes; a narrow index's worker makes them in
 // slabs of as many chunks as it has (from 2 up to slabChunks), its nodes
 // in long runs.

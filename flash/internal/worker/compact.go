@@ -48,9 +48,18 @@ func (o *Owner) compact(ws *State) {
 			renum[i] = j
 		}
 	}
-	// The new chunks (at least the hint's), in one allocation.
+	// The new chunks (at least the hint's), in one allocation, or from
+	// the lane's pool.
 	nch := max(int(live+1<<nodeChunkBits-1)>>nodeChunkBits, ws.hintChunks, 1)
-	fresh, _ := appendChunks(make([]*chunk, 0, nch), nch)
+	var fresh []*chunk
+	if ws.pool != nil && ws.hintChunks == 0 {
+		fresh = make([]*chunk, nch)
+		for k := range fresh {
+			fresh[k] = ws.pool.get()
+		}
+	} else {
+		fresh, _ = appendChunks(make([]*chunk, 0, nch), nch)
+	}
 	for i := uint32(0); i < ws.n; i++ {
 		if k := renum[i]; k != 0 {
 			n := *ws.node(i)
@@ -60,6 +69,7 @@ func (o *Owner) compact(ws *State) {
 			fresh[(k-1)>>nodeChunkBits][(k-1)&(1<<nodeChunkBits-1)] = n
 		}
 	}
+	ws.putChunks(ws.chunks)
 	clear(ws.chunks) // the old ones, for the collector
 	if len(fresh) <= len(ws.chunkArr) {
 		ws.chunks = ws.chunkArr[:copy(ws.chunkArr[:], fresh)]

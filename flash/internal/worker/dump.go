@@ -100,7 +100,15 @@ type Memory struct {
 
 // AddMemory adds ws's parts to m.
 func (ws *State) AddMemory(m *Memory) {
-	m.Nodes += len(ws.chunks) * int(unsafe.Sizeof(chunk{}))
+	for _, c := range ws.chunks {
+		if ws.pool == nil {
+			m.Nodes += len(ws.chunks) * int(unsafe.Sizeof(chunk{}))
+			break
+		}
+		if s, _ := ws.pool.slab(c); s == nil { // a hint's: not the pool's
+			m.Nodes += int(unsafe.Sizeof(chunk{}))
+		}
+	}
 	for _, c := range ws.links {
 		m.Nodes += cap(c) * int(unsafe.Sizeof(nodeLinks{}))
 	}

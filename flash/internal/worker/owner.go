@@ -50,6 +50,9 @@ type Owner struct {
 	TrackGone bool
 	Gone      []Content
 
+	// pool: the node chunks of a wide index's workers (pool.go).
+	pool chunkPool
+
 	pending []pendingBlock // one event's validated blocks
 	// keys are their sequence hashes, hashed for the shared table, apart
 	// from pending so that Commit hands a run of them to the table in one

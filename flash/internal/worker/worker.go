@@ -69,8 +69,9 @@ func (n *node) setAttached(a bool) {
 // slabChunks) in one allocation, so that its nodes lie in long runs,
 // which its id map's growth reads as a stream (with chunks made one at a
 // time, storing the trace at 16 and 96 workers took 10-15% longer). A
-// wide index's workers, many and mostly small, make them one at a time,
-// so each keeps less than a chunk past its nodes: with chunks of 512,
+// wide index's workers, many and mostly small, take them one at a time
+// from their lane's pool (pool.go), so each keeps less than a chunk past
+// its nodes: with chunks of 512,
 // workers of about a thousand blocks (256 workers on the trace) kept 39
 // bytes of nodes per (block, worker); so, 33.
 const nodeChunkBits = 5
@@ -104,9 +105,10 @@ type State struct {
 	complex bool
 	content contentMap // (position, sequence hash) → node index, while complex
 	chunks  []*chunk
-	// slabs: it makes its chunks in slabs (narrow index), not one at a
-	// time (nodeChunkBits).
-	slabs bool
+	// pool: a wide index's worker takes its chunks one at a time from its
+	// lane's pool (pool.go); nil, it makes them in slabs of its own
+	// (nodeChunkBits).
+	pool *chunkPool
 	// chunkArr holds chunks' first four entries: a worker of up to 128
 	// nodes makes no slice of chunks.
 	chunkArr [4]*chunk
@@ -126,7 +128,10 @@ type State struct {
 // New returns the state of a worker that holds nothing, in worker slot
 // slot (-1: none yet), made for its capacity hint (Reserve).
 func (o *Owner) New(id uint64, rank uint32, slot int) *State {
-	ws := &State{ID: id, Rank: rank, Slot: slot, slabs: o.W.Sets == nil || o.W.Sets.Inline}
+	ws := &State{ID: id, Rank: rank, Slot: slot}
+	if o.W.Sets != nil && !o.W.Sets.Inline {
+		ws.pool = &o.pool
+	}
 	ws.chunks = ws.chunkArr[:0]
 	hint := 0
 	if o.Hint != nil {
@@ -277,13 +282,14 @@ func (ws *State) takeNode() (uint32, *node) {
 	}
 	i = ws.n
 	if int(i>>nodeChunkBits) == len(ws.chunks) {
-		// A chunk, or a slab of as many chunks as the worker has, from 2
-		// up to slabChunks, in one allocation.
-		k := 1
-		if ws.slabs {
-			k = min(max(len(ws.chunks), 2), slabChunks)
+		// A chunk from the lane's pool, or a slab of as many chunks as
+		// the worker has, from 2 up to slabChunks, in one allocation.
+		if ws.pool != nil {
+			ws.chunks = append(ws.chunks, ws.pool.get())
+		} else {
+			k := min(max(len(ws.chunks), 2), slabChunks)
+			ws.chunks, _ = appendChunks(ws.chunks, k)
 		}
-		ws.chunks, _ = appendChunks(ws.chunks, k)
 	}
 	ws.n++
 	return i, ws.node(i)
@@ -752,6 +758,7 @@ func (o *Owner) Clear(ws *State) {
 	// Keep up to 4K nodes of memory, or what the capacity hint made, for
 	// the next fill.
 	if keep := max(4096>>nodeChunkBits, ws.hintChunks); len(ws.chunks) > keep {
+		ws.putChunks(ws.chunks[keep:])
 		clear(ws.chunks[keep:]) // else the spare capacity still holds them
 		ws.chunks = ws.chunks[:keep]
 	}
