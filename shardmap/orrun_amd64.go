@@ -13,7 +13,7 @@ import (
 // is a release store, as order.Publish's). Race builds run orRunGo.
 //
 //go:noescape
-func orRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless uint64) (int, *uint64)
+func orRun(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless, want, lmask, lbits, lend uint64) (int, *uint64)
 
 // hotShift: a shard's table pointers are 1<<hotShift bytes past the one
 // before (hotPositions pointers), as the assembly steps.

@@ -11,14 +11,18 @@
 //     a 0 key) in R13, and s, the key's slot (f when absent, 4 when the
 //     bucket is full without it) in R14;
 //   - found: the key is there: set mask (SI) in its value, unless it
-//     holds a bit of unless (the frame's) already (held); live counts one
-//     more when the value was 0, and the value's store is the release
-//     store;
+//     holds a bit of unless (the frame's) already; live counts one more
+//     when the value was 0, and the value's store is the release store;
+//   - lanes: the value holds a bit of unless: with lanes (lend not 0) and
+//     the value a list (top bits 01), lane walks its lanes (CX the shift,
+//     AX the lane) to the first that is 0 (empty: want goes there, the
+//     value's store the release store) or holds want (held); past the
+//     last, or any other value, held;
 //   - insert: a new key in the empty slot, when used is below the table's
 //     limit: its value, then its key (the release store).
 // The slot's byte offset from the slots (DX) is in R14 from found on; a
 // probe past a full bucket (rare) loads the slots' byte mask.
-#define ORKEY(probe, found, insert, advance, next) \
+#define ORKEY(probe, found, insert, advance, next, lanes, lane, empty) \
 	TESTQ CX, CX; \
 	JEQ  stop; \
 	MOVQ table_base(CX), DX; \
@@ -57,7 +61,7 @@ found: \
 	ADDQ BX, R14; \
 	MOVQ 8(DX)(R14*1), R13; \
 	TESTQ unless+48(FP), R13; \
-	JNE  held; \
+	JNE  lanes; \
 	CMPQ R13, $1; \
 	ADCQ $0, table_live(CX); \
 	ORQ  SI, R13; \
@@ -76,9 +80,35 @@ insert: \
 advance: \
 	ADDQ $8, R10; \
 	JNE  next; \
-	JMP  done
+	JMP  done; \
+lanes: \
+	MOVQ lend+80(FP), CX; \
+	TESTQ CX, CX; \
+	JEQ  held; \
+	MOVQ R13, AX; \
+	SHRQ $62, AX; \
+	CMPQ AX, $1; \
+	JNE  held; \
+	XORL CX, CX; \
+lane: \
+	MOVQ R13, AX; \
+	SHRQ CX, AX; \
+	ANDQ lmask+64(FP), AX; \
+	JEQ  empty; \
+	CMPQ AX, want+56(FP); \
+	JEQ  held; \
+	ADDQ lbits+72(FP), CX; \
+	CMPQ CX, lend+80(FP); \
+	JLT  lane; \
+	JMP  held; \
+empty: \
+	MOVQ want+56(FP), AX; \
+	SHLQ CX, AX; \
+	ORQ  AX, R13; \
+	MOVQ R13, 8(DX)(R14*1); \
+	JMP  advance
 
-// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask, unless uint64) (int, *uint64)
+// func orRun(hot unsafe.Pointer, smask uint64, keys []Key, mask, unless, want, lmask, lbits, lend uint64) (int, *uint64)
 //
 // orRunGo, in registers. Per key: AX its K, CX its table, DX the table's
 // slots, BX the probed bucket's byte offset, R13 the
@@ -91,7 +121,7 @@ advance: \
 // x86-64 makes them visible in program order (order.Publish).
 // With one shard (smask 0) a loop of its own takes each key's table from
 // its position's pointer, computing no shard; both loops step by ORKEY.
-TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-72
+TEXT ·orRun(SB), NOSPLIT|NOFRAME, $0-104
 	MOVQ keys_len+24(FP), R10
 	SHLQ $3, R10
 	JEQ  done
@@ -115,7 +145,7 @@ next1:
 	JEQ  stop
 	MOVQ 8(R11)(R10*2), BX // H
 	MOVQ (R8)(R10*1), CX // the table
-	ORKEY(probe1, found1, insert1, advance1, next1)
+	ORKEY(probe1, found1, insert1, advance1, next1, lanes1, lane1, empty1)
 
 next:
 	MOVQ 0(R11)(R10*2), AX // K
@@ -128,12 +158,12 @@ next:
 	SHLQ $const_hotShift, CX
 	ADDQ R10, CX
 	MOVQ (R8)(CX*1), CX // the table
-	ORKEY(probe, found, insert, advance, next)
+	ORKEY(probe, found, insert, advance, next, lanes, lane, empty)
 
 done:
 	MOVQ keys_len+24(FP), AX
-	MOVQ AX, ret+56(FP)
-	MOVQ $0, ret1+64(FP)
+	MOVQ AX, ret+88(FP)
+	MOVQ $0, ret1+96(FP)
 	RET
 
 stop:
@@ -149,6 +179,6 @@ at:
 	// bit of unless, or nil.
 	SARQ $3, R10
 	ADDQ keys_len+24(FP), R10
-	MOVQ R10, ret+56(FP)
-	MOVQ AX, ret1+64(FP)
+	MOVQ R10, ret+88(FP)
+	MOVQ AX, ret1+96(FP)
 	RET

@@ -62,14 +62,26 @@ func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 	{
 		r := rand.New(rand.NewPCG(seed, uint64(bits)))
 		m := New(WithShardBits(bits))
+		// A list of lanes (Lanes): 8 bits each, the first ones members.
+		list := func() uint64 {
+			v := uint64(1) << 62
+			for l := range 1 + r.IntN(6) {
+				v |= uint64(1+r.IntN(10)) << (8 * l)
+			}
+			return v
+		}
 		for pos := range 1030 {
 			if pos%9 != 4 {
 				for k := range uint64(1 + r.IntN(30)) {
-					SoleOr(m, pos, k+1, 1<<r.IntN(3))
+					if r.IntN(3) == 0 {
+						SolePut(m, pos, k+1, list())
+					} else {
+						SoleOr(m, pos, k+1, 1<<r.IntN(3))
+					}
 				}
 			}
 		}
-		stops, helds := 0, 0
+		stops, helds, added := 0, 0, 0
 		for step := range steps {
 			pos := []int{0, 1, 4, 5, 1000, 1020}[r.IntN(6)]
 			keys := make([]keyhash.Key, r.IntN(40))
@@ -84,13 +96,32 @@ func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 			// unless: the mask (a value that has it stops the run),
 			// every bit (any value stops it) or the mask and a bit more.
 			unless := []uint64{mask, ^uint64(0), mask | 1<<r.IntN(4)}[r.IntN(3)]
+			// Lanes, in two runs of three: a member to add to lists of
+			// two or six lanes, as a new list of its own (stopping at any
+			// value) or as a bit (stopping at lists).
+			var ln Lanes
+			if r.IntN(3) > 0 {
+				ln = Lanes{Want: uint64(1 + r.IntN(10)), Mask: 0xff, Bits: 8, End: []uint64{16, 48}[r.IntN(2)]}
+				if r.IntN(2) == 0 {
+					mask, unless = 1<<62|ln.Want, ^uint64(0)
+				} else {
+					unless = 3<<62 | mask
+				}
+			}
 			n := max(min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos), 0)
 			keys = keys[:n]
 			before := hotStates(m, pos, n)
-			gi, gh := orRunGo(m.hotFrom(pos), m.shardMask, keys, mask, unless)
+			gi, gh := orRunGo(m.hotFrom(pos), m.shardMask, keys, mask, unless, ln.Want, ln.Mask, ln.Bits, ln.End)
 			want := hotStates(m, pos, n)
+			for j := range want {
+				for k, v := range want[j].slots {
+					if k%2 == 1 && v != before[j].slots[k] && before[j].slots[k]>>62 == 1 {
+						added++ // a list took a member
+					}
+				}
+			}
 			restore(before)
-			ai, ah := orRun(m.hotFrom(pos), m.shardMask, keys, mask, unless)
+			ai, ah := orRun(m.hotFrom(pos), m.shardMask, keys, mask, unless, ln.Want, ln.Mask, ln.Bits, ln.End)
 			if ai != gi || ah != gh {
 				t.Fatalf("step %d: orRun at %d of %d keys = %d, %v; orRunGo %d, %v", step, pos, n, ai, ah, gi, gh)
 			}
@@ -109,13 +140,16 @@ func checkOrRun(t *testing.T, seed uint64, bits uint, steps int) {
 			}
 			// What the general path does past where both stopped: the
 			// tables grow, the missing ones are made, and some keys leave.
-			m.SoleWriter().OrRun(pos, keys, mask, unless)
+			m.SoleWriter().OrRunHeld(pos, keys, mask, unless, ln)
 			for range r.IntN(3) {
 				SolePut(m, pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)), 0)
 			}
+			if r.IntN(2) == 0 {
+				SolePut(m, pos+r.IntN(max(n, 1)), uint64(1+r.IntN(60)), list())
+			}
 		}
-		if steps >= 20000 && (stops < 1000 || helds < 500) {
-			t.Fatalf("%d of the runs stopped early, %d at a held bit: too few to test those paths", stops, helds)
+		if steps >= 20000 && (stops < 1000 || helds < 500 || added < 500) {
+			t.Fatalf("%d of the runs stopped early, %d at a held bit; %d lists took a member: too few to test those paths", stops, helds, added)
 		}
 	}
 }

@@ -112,22 +112,35 @@ func (w Writer) GetOrPut(pos int, k keyhash.Key, mk func() uint64) uint64 {
 // (Go's calls keep none), and so does a call in the loop: the keys orReady
 // leaves take the general path here, outside it.
 func (w Writer) OrRun(pos int, keys []keyhash.Key, mask, unless uint64) int {
-	n, _ := w.OrRunHeld(pos, keys, mask, unless)
+	n, _ := w.OrRunHeld(pos, keys, mask, unless, Lanes{})
 	return n
 }
 
-// OrRunHeld is OrRun, and where the run stopped at a value holding a bit
-// of unless that its loop found (nearly always, for a sole writer), it
-// returns that value's word too (else nil): the caller, the table's sole
-// writer, may load it and store a new value (not 0) there with
-// order.Publish, as an Update of the key would, up to its next call on
-// the map. So a caller whose values are more than bits (the wide form's
-// lists of workers) changes the value where the run stopped without
-// probing for its key again.
-func (w Writer) OrRunHeld(pos int, keys []keyhash.Key, mask, unless uint64) (int, *uint64) {
+// Lanes is how OrRunHeld adds a member to a value that lists its members
+// in lanes, as the wide form's sets of a few workers do
+// (flash/internal/entry): a value whose top two bits are 01 holds lanes of
+// Bits bits from its low end up to bit End, the first ones members and the
+// rest 0. Where the run finds such a value holding a bit of unless, it
+// puts Want in the first lane that is 0 and goes on, unless a lane before
+// it holds Want or none is 0: there it stops, as at any other value holding
+// a bit of unless. The zero Lanes adds to no value.
+type Lanes struct {
+	Want, Mask uint64 // the member to add (not 0), and a lane's bits
+	Bits, End  uint64 // a lane's width, and the lanes' end (at most 62)
+}
+
+// OrRunHeld is OrRun that adds to lists of lanes as it goes, and, where the
+// run stopped at a value holding a bit of unless that its loop found
+// (nearly always, for a sole writer), it returns that value's word too
+// (else nil): the caller, the table's sole writer, may load it and store a
+// new value (not 0) there with order.Publish, as an Update of the key
+// would, up to its next call on the map. So a caller whose values are more
+// than bits changes the value where the run stopped without probing for
+// its key again.
+func (w Writer) OrRunHeld(pos int, keys []keyhash.Key, mask, unless uint64, ln Lanes) (int, *uint64) {
 	for i := 0; ; i++ {
 		if w.sole {
-			n, held := w.m.orReady(pos+i, keys[i:], mask, unless)
+			n, held := w.m.orReady(pos+i, keys[i:], mask, unless, ln)
 			if i += n; held != nil {
 				return i, held
 			}
@@ -189,20 +202,21 @@ func (m *Map) exclusiveTab(pos int, h uint64) *atomic.Pointer[table] {
 // one (0, its table not made, or full), and returns its index and nil,
 // or at the first whose value holds a bit of unless, and returns its index
 // and the value's word.
-func (m *Map) orReady(pos int, keys []keyhash.Key, mask, unless uint64) (int, *uint64) {
+func (m *Map) orReady(pos int, keys []keyhash.Key, mask, unless uint64, ln Lanes) (int, *uint64) {
 	n := min(len(keys), min(len(m.dir.Load().levels), hotPositions)-pos)
 	if n <= 0 {
 		return 0, nil
 	}
-	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask, unless)
+	return orRun(m.hotFrom(pos), m.shardMask, keys[:n], mask, unless, ln.Want, ln.Mask, ln.Bits, ln.End)
 }
 
 // orRunGo is orReady's loop over keys at positions whose levels exist,
-// from the one hot names (hotFrom), smask the shard mask: in assembly on
+// from the one hot names (hotFrom), smask the shard mask, and the Lanes
+// its caller gave (want, lmask, lbits, lend): in assembly on
 // amd64 (orRun, orrun_amd64.s), where Go's register allocator spilled and
 // reloaded the loop's values at every key, and under the race detector and
 // elsewhere in Go (orRun is orRunGo).
-func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless uint64) (int, *uint64) {
+func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless, want, lmask, lbits, lend uint64) (int, *uint64) {
 	for i, k := range keys {
 		if k.K == 0 {
 			return i, nil
@@ -226,7 +240,20 @@ func orRunGo(hot unsafe.Pointer, smask uint64, keys []keyhash.Key, mask, unless 
 		switch {
 		case ok:
 			if old&unless != 0 {
-				return i, t.val(j)
+				// A list of lanes (Lanes) takes want in its first empty
+				// lane, unless it is there or none is empty.
+				if lend == 0 || old>>62 != 1 {
+					return i, t.val(j)
+				}
+				sh := uint64(0)
+				for sh < lend && old>>sh&lmask != 0 && old>>sh&lmask != want {
+					sh += lbits
+				}
+				if sh >= lend || old>>sh&lmask == want {
+					return i, t.val(j)
+				}
+				order.Publish(t.val(j), old|want<<sh)
+				continue
 			}
 			order.Publish(t.val(j), old|mask)
 			t.live += b2i(old == 0)

@@ -382,20 +382,24 @@ func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 // leaves as it is, and returns how many it attached: a simple worker's run
 // of new blocks in one call, whose caller writes their nodes after it.
 // The lane is alone on its tables (Excl). In the wide form the table's run
-// makes every new entry (w alone) and sets w's bit in low sets, up to a
-// set it leaves (a list, a handle, or w already there), which takes w
-// here, in the value's word the run found (or by AttachKey's Update where
-// the run's loop did not find it), and goes on after it.
+// makes every new entry (w alone), sets w's bit in low sets and puts w in
+// lists with room (shardmap.Lanes), up to a set it leaves (a low set w
+// past the low slots joins, a full list, a handle, or w already there),
+// which takes w here, in the value's word the run found (or by
+// AttachKey's Update where the run's loop did not find it), and goes on
+// after it.
 func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 	tab, b := wr.Plane(w)
 	if wr.Sets.Inline {
-		n, _ := tab.OrRunHeld(pos, keys, 1<<b, 1<<b)
+		n, _ := tab.OrRunHeld(pos, keys, 1<<b, 1<<b, shardmap.Lanes{})
 		return n
 	}
 	bit, unless := wr.Sets.alone(w)
 	unless |= bit // stop where w is already
+	l := wr.Sets.l
+	lanes := shardmap.Lanes{Want: uint64(w + 1), Mask: uint64(l.mask), Bits: uint64(l.b), End: uint64(l.b) * uint64(l.n)}
 	for i := 0; ; i++ {
-		n, held := tab.OrRunHeld(pos+i, keys[i:], bit, unless)
+		n, held := tab.OrRunHeld(pos+i, keys[i:], bit, unless, lanes)
 		if i += n; i == len(keys) {
 			return i
 		}
