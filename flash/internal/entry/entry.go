@@ -420,18 +420,11 @@ func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 // the table's run found), and reports whether w was there.
 func (wr *Writer) addHeld(held *uint64, seq uint64, w int) bool {
 	e := Entry(atomic.LoadUint64(held))
-	if e.isHandle() {
-		return wr.Sets.setOwnBit(e, w)
+	v, had := wr.with(e, seq, w)
+	if v != e {
+		order.Publish(held, uint64(v))
 	}
-	v, had, ok := wr.Sets.l.add(e, w)
-	if had {
-		return true
-	}
-	if !ok {
-		v = wr.promote(seq, e, w)
-	}
-	order.Publish(held, uint64(v))
-	return false
+	return had
 }
 
 // AttachKey is Attach of the sequence hash k.K, which Key made.
@@ -469,25 +462,32 @@ func (wr *Writer) AttachKey(pos int, k keyhash.Key, w int) (had bool) {
 // entry's shard lock when other lanes write the table, so that no Detach
 // frees a handle this reads.
 func (wr *Writer) update(tab shardmap.Writer, pos int, k keyhash.Key, w int) (had bool) {
-	s := wr.Sets
 	tab.Update(pos, k, func(old uint64) uint64 {
-		e := Entry(old)
-		if e.isHandle() {
-			if wr.Excl {
-				had = s.setOwnBit(e, w)
-			} else {
-				had = s.setBit(e, w)
-			}
-			return old
-		}
-		v, h, ok := s.l.add(e, w)
-		if !ok {
-			v = wr.promote(k.K, e, w)
-		}
+		v, h := wr.with(Entry(old), k.K, w)
 		had = h
 		return uint64(v)
 	})
 	return had
+}
+
+// with returns set e (low, list or handle) of the entry of sequence hash
+// seq with worker slot w in it, and whether w was there: the value to
+// store, e itself when it is unchanged (w there, or an arena slot that
+// took w's bit in place: a release store when the lane alone writes the
+// entry, else an atomic or).
+func (wr *Writer) with(e Entry, seq uint64, w int) (Entry, bool) {
+	s := wr.Sets
+	if e.isHandle() {
+		if wr.Excl {
+			return e, s.setOwnBit(e, w)
+		}
+		return e, s.setBit(e, w)
+	}
+	v, had, ok := s.l.add(e, w)
+	if !ok {
+		v = wr.promote(seq, e, w)
+	}
+	return v, had
 }
 
 // promote returns the tagged handle of a new arena slot holding set e (low

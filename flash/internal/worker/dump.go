@@ -100,15 +100,18 @@ type Memory struct {
 
 // AddMemory adds ws's parts to m.
 func (ws *State) AddMemory(m *Memory) {
-	for _, c := range ws.chunks {
-		if ws.pool == nil {
-			m.Nodes += len(ws.chunks) * int(unsafe.Sizeof(chunk{}))
-			break
-		}
-		if s, _ := ws.pool.slab(c); s == nil { // a hint's: not the pool's
-			m.Nodes += int(unsafe.Sizeof(chunk{}))
+	// A wide index's pooled chunks are its lane's (Owner.AddMemory); a
+	// hint's are the worker's own.
+	chunks := len(ws.chunks)
+	if ws.pool != nil {
+		chunks = 0
+		for _, c := range ws.chunks {
+			if s, _ := ws.pool.slab(c); s == nil {
+				chunks++
+			}
 		}
 	}
+	m.Nodes += chunks * int(unsafe.Sizeof(chunk{}))
 	for _, c := range ws.links {
 		m.Nodes += cap(c) * int(unsafe.Sizeof(nodeLinks{}))
 	}

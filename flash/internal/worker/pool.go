@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -63,23 +64,17 @@ func (p *chunkPool) get() *chunk {
 		p.open = p.open[:len(p.open)-1]
 	}
 	s := &poolSlab{mem: new([poolSlabChunks]chunk), out: 1, open: true}
-	i, _ := slices.BinarySearchFunc(p.slabs, s.addr(), func(x *poolSlab, a uintptr) int {
-		return cmpAddr(x.addr(), a)
-	})
+	i, _ := p.find(s.addr())
 	p.slabs = slices.Insert(p.slabs, i, s)
 	p.open = append(p.open, s)
 	p.out++
 	return &s.mem[0]
 }
 
-func cmpAddr(a, b uintptr) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+// find returns where a slab at address a is or goes in p.slabs, and
+// whether one is there.
+func (p *chunkPool) find(a uintptr) (int, bool) {
+	return slices.BinarySearchFunc(p.slabs, a, func(x *poolSlab, a uintptr) int { return cmp.Compare(x.addr(), a) })
 }
 
 // slab returns the slab chunk c was cut from, and its index in p.slabs,
@@ -87,9 +82,7 @@ func cmpAddr(a, b uintptr) int {
 // one allocation).
 func (p *chunkPool) slab(c *chunk) (*poolSlab, int) {
 	a := uintptr(unsafe.Pointer(c))
-	i, found := slices.BinarySearchFunc(p.slabs, a, func(x *poolSlab, a uintptr) int {
-		return cmpAddr(x.addr(), a)
-	})
+	i, found := p.find(a)
 	if !found {
 		i--
 	}
