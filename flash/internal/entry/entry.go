@@ -391,8 +391,7 @@ func (wr *Writer) Direct() bool { return wr.Excl && wr.Sets.Inline }
 func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 	tab, b := wr.Plane(w)
 	if wr.Sets.Inline {
-		n, _ := tab.OrRunHeld(pos, keys, 1<<b, 1<<b, shardmap.Lanes{})
-		return n
+		return tab.OrRun(pos, keys, 1<<b, 1<<b)
 	}
 	bit, unless := wr.Sets.alone(w)
 	unless |= bit // stop where w is already
@@ -403,13 +402,13 @@ func (wr *Writer) AttachRun(pos int, keys []keyhash.Key, w int) int {
 		if i += n; i == len(keys) {
 			return i
 		}
-		if held == nil {
-			if wr.update(tab, pos+i, keys[i], w) {
-				return i
-			}
-			continue
+		var had bool
+		if held != nil {
+			had = wr.addHeld(held, keys[i].K, w)
+		} else {
+			had = wr.update(tab, pos+i, keys[i], w)
 		}
-		if wr.addHeld(held, keys[i].K, w) {
+		if had {
 			return i
 		}
 	}
